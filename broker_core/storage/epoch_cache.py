@@ -1,0 +1,240 @@
+"""Leader-epoch cache: the offset at which each leader epoch started writing.
+
+Followers and consumers ask the leader "where did epoch E end?"
+(OffsetForLeaderEpoch) to find where their copy of the log diverged; this
+cache answers from entries ``(epoch, start_offset)`` in which both epochs and
+start offsets strictly increase.
+
+File ``leader-epoch-checkpoint`` in the partition directory, Kafka's text
+checkpoint format (UTF-8, one item per line, ``\\n`` line ends)::
+
+    0                      version
+    2                      number of entries
+    0 0                    epoch start_offset
+    3 1200
+
+Crash behaviour: every change is written to ``leader-epoch-checkpoint.tmp``,
+fsynced and renamed over the checkpoint, so a crash leaves the old or the new
+file whole. A checkpoint that does not parse raises ``CorruptCheckpointError``
+naming the file; nothing is guessed. Entries read back pass through
+``assign`` again, so a file with conflicting entries loads in a consistent
+state. An empty (0-byte) file means no entries.
+
+Not thread-safe: the partition's single writer owns it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+CHECKPOINT_FILE_NAME = "leader-epoch-checkpoint"
+CHECKPOINT_VERSION = 0
+UNDEFINED_EPOCH = -1
+UNDEFINED_EPOCH_OFFSET = -1
+
+_INTEGER = re.compile(r"-?[0-9]+")
+
+
+class CorruptCheckpointError(Exception):
+    """A leader-epoch checkpoint file that cannot be parsed."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"corrupt leader-epoch checkpoint {path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class EpochEntry:
+    """Leader ``epoch`` wrote its first batch at ``start_offset``."""
+
+    epoch: int
+    start_offset: int
+
+
+def read_checkpoint(path: Path) -> list[EpochEntry]:
+    """Parse a checkpoint file; a missing or empty file holds no entries."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    if not raw:
+        return []
+    try:
+        lines = raw.decode("utf-8").split("\n")
+    except UnicodeDecodeError as exc:
+        raise CorruptCheckpointError(path, f"not UTF-8 text ({exc.reason})") from None
+    if lines[-1] == "":
+        lines.pop()  # the final line end
+    if len(lines) < 2:
+        raise CorruptCheckpointError(path, "missing the version or entry-count line")
+    version = _parse_int(path, lines[0])
+    if version != CHECKPOINT_VERSION:
+        raise CorruptCheckpointError(path, f"unknown version {version}, expected {CHECKPOINT_VERSION}")
+    count = _parse_int(path, lines[1])
+    if count != len(lines) - 2:
+        raise CorruptCheckpointError(path, f"declares {count} entries but holds {len(lines) - 2}")
+    entries = []
+    for line in lines[2:]:
+        fields = line.split()
+        if len(fields) != 2:
+            raise CorruptCheckpointError(path, f"malformed line {line!r}")
+        epoch, start_offset = _parse_int(path, fields[0]), _parse_int(path, fields[1])
+        if epoch < 0 or start_offset < 0:
+            raise CorruptCheckpointError(path, f"negative epoch or offset in line {line!r}")
+        entries.append(EpochEntry(epoch, start_offset))
+    return entries
+
+
+def _parse_int(path: Path, text: str) -> int:
+    # int() would also accept "+1", "1_000" and non-ASCII digits; the format has none of them.
+    if not _INTEGER.fullmatch(text.strip()):
+        raise CorruptCheckpointError(path, f"malformed number {text!r}")
+    return int(text)
+
+
+def write_checkpoint(path: Path, entries: list[EpochEntry]) -> None:
+    """Replace the checkpoint atomically (temp file, fsync, rename, fsync of the directory)."""
+    text = f"{CHECKPOINT_VERSION}\n{len(entries)}\n" + "".join(f"{e.epoch} {e.start_offset}\n" for e in entries)
+    temp = path.with_name(path.name + ".tmp")
+    with open(temp, "wb") as f:
+        f.write(text.encode("utf-8"))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(temp, path)
+    fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class LeaderEpochFileCache:
+    """The epoch entries of one partition, persisted on every change."""
+
+    def __init__(self, partition_dir: Path) -> None:
+        self._path = Path(partition_dir) / CHECKPOINT_FILE_NAME
+        self._entries: list[EpochEntry] = []
+        for entry in read_checkpoint(self._path):
+            self._assign(entry)
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @property
+    def entries(self) -> tuple[EpochEntry, ...]:
+        return tuple(self._entries)
+
+    @property
+    def latest_entry(self) -> EpochEntry | None:
+        return self._entries[-1] if self._entries else None
+
+    @property
+    def earliest_entry(self) -> EpochEntry | None:
+        return self._entries[0] if self._entries else None
+
+    @property
+    def latest_epoch(self) -> int | None:
+        return self._entries[-1].epoch if self._entries else None
+
+    def assign(self, epoch: int, start_offset: int) -> bool:
+        """Record that ``epoch`` starts at ``start_offset``; return whether anything changed.
+
+        Called for every appended batch, so the common call (the latest epoch
+        again, at a later offset) changes nothing. The latest epoch at an
+        earlier offset moves its start back. Any other entry replaces every
+        entry whose epoch or start offset is not below its own, keeping the
+        cache consistent with the log just appended to (a warning is logged
+        when that drops data-bearing entries).
+        """
+        changed = self._assign(EpochEntry(epoch, start_offset))
+        if changed:
+            self._flush()
+        return changed
+
+    def _assign(self, entry: EpochEntry) -> bool:
+        if entry.epoch < 0 or entry.start_offset < 0:
+            raise ValueError(f"invalid leader epoch entry {entry}")
+        latest = self.latest_entry
+        if latest is not None and entry.epoch == latest.epoch and entry.start_offset >= latest.start_offset:
+            return False
+        removed = []
+        while self._entries and (
+            self._entries[-1].epoch >= entry.epoch or self._entries[-1].start_offset >= entry.start_offset
+        ):
+            removed.append(self._entries.pop())
+        # Replacing one entry that started at the same offset only means no data was written in it.
+        if len(removed) > 1 or (removed and removed[0].start_offset != entry.start_offset):
+            logger.warning(
+                "leader epoch entry %s in %s replaced conflicting entries %s", entry, self._path, removed[::-1]
+            )
+        self._entries.append(entry)
+        return True
+
+    def end_offset_for(self, requested_epoch: int, log_end_offset: int) -> tuple[int, int]:
+        """``(epoch, end_offset)`` as OffsetForLeaderEpoch answers it.
+
+        * the latest epoch: ``(requested_epoch, log_end_offset)``;
+        * an epoch with a later one cached: the largest cached epoch at or
+          below it, and the start offset of the first cached epoch above it;
+        * an epoch below every cached one: ``(requested_epoch, start of the
+          first cached epoch)``, because older data is gone and the caller
+          must truncate to where this log starts (Kafka's current answer);
+        * ``UNDEFINED_EPOCH``, an epoch above the latest, or an empty cache:
+          ``(UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)``.
+        """
+        undefined = (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
+        if requested_epoch == UNDEFINED_EPOCH or not self._entries:
+            return undefined
+        if requested_epoch == self._entries[-1].epoch:
+            return requested_epoch, log_end_offset
+        higher = bisect.bisect_right(self._entries, requested_epoch, key=lambda e: e.epoch)
+        if higher == len(self._entries):
+            return undefined
+        next_start = self._entries[higher].start_offset
+        if higher == 0:
+            return requested_epoch, next_start
+        return self._entries[higher - 1].epoch, next_start
+
+    def epoch_for_offset(self, offset: int) -> int | None:
+        """The epoch that wrote ``offset``: the last entry starting at or below it."""
+        index = bisect.bisect_right(self._entries, offset, key=lambda e: e.start_offset)
+        return self._entries[index - 1].epoch if index else None
+
+    def truncate_from_end(self, end_offset: int) -> None:
+        """Drop entries starting at or after ``end_offset`` (the log was truncated there)."""
+        if end_offset < 0:
+            return
+        keep = bisect.bisect_left(self._entries, end_offset, key=lambda e: e.start_offset)
+        if keep < len(self._entries):
+            del self._entries[keep:]
+            self._flush()
+
+    def truncate_from_start(self, start_offset: int) -> None:
+        """The log now starts at ``start_offset``: the epoch holding it starts there.
+
+        Entries starting at or below ``start_offset`` collapse into one, the
+        latest of them, moved to ``start_offset``; later entries stay.
+        """
+        covered = bisect.bisect_right(self._entries, start_offset, key=lambda e: e.start_offset)
+        if covered == 0:
+            return
+        first = EpochEntry(self._entries[covered - 1].epoch, start_offset)
+        self._entries[:covered] = [first]
+        self._flush()
+
+    def clear_and_flush(self) -> None:
+        """Forget every entry and persist the empty cache."""
+        self._entries.clear()
+        self._flush()
+
+    def _flush(self) -> None:
+        write_checkpoint(self._path, self._entries)
