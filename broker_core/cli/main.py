@@ -10,11 +10,11 @@ import argparse
 import sys
 from typing import Callable, Sequence
 
-from broker_core.cli import demo
+from broker_core.cli import broker, demo
 from broker_core.cli.errors import CliError
 
 # Each command module exposes ``register(subparsers)`` and sets ``func`` on its parser.
-COMMAND_MODULES = (demo,)
+COMMAND_MODULES = (broker, demo)
 
 
 def build_parser() -> argparse.ArgumentParser:

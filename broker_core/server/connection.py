@@ -1,0 +1,131 @@
+"""One client connection: asyncio glue around the sans-IO ``ServerConnection``.
+
+Reading and writing are separate tasks. The reader decodes requests and
+queues them with the dispatcher; the writer sends responses strictly in
+request order, whatever order the handlers finish in. Records served from a
+log segment go out with ``sendfile`` straight from the file.
+
+A frame that cannot be parsed closes this connection only, as Kafka does;
+other connections are unaffected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Mapping
+
+from broker_core.protocol.api_keys import ApiKey
+from broker_core.protocol.connection import Request, ServerConnection, encode_response_parts
+from broker_core.protocol.errors import FrameTooLargeError, InvalidRequestError, UnsupportedVersionError
+from broker_core.protocol.types import FileRangeRef
+from broker_core.protocol.versions import VersionRange
+from broker_core.server.dispatch import RequestDispatcher
+from broker_core.storage.fetch_slice import FetchSlice
+
+logger = logging.getLogger(__name__)
+
+READ_CHUNK = 256 * 1024
+# Requests one connection may have in flight before its reader stops reading.
+MAX_IN_FLIGHT_PER_CONNECTION = 64
+
+
+class ClientConnection:
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        dispatcher: RequestDispatcher,
+        *,
+        versions: Mapping[ApiKey, VersionRange],
+        max_request_size: int,
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._dispatcher = dispatcher
+        self._codec = ServerConnection(max_request_size=max_request_size, versions=versions)
+        self._pending: asyncio.Queue[tuple[Request | None, Any] | None] = asyncio.Queue(MAX_IN_FLIGHT_PER_CONNECTION)
+        peer = writer.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+
+    async def serve(self) -> None:
+        writer_task = asyncio.create_task(self._write_responses(), name=f"writer-{self.peer}")
+        try:
+            await self._read_requests()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            await self._pending.put(None)
+            try:
+                await writer_task
+            except Exception:
+                logger.debug("writer for %s ended with an error", self.peer, exc_info=True)
+            self._writer.close()
+
+    async def _read_requests(self) -> None:
+        while True:
+            data = await self._reader.read(READ_CHUNK)
+            if not data:
+                return
+            self._codec.receive_data(data)
+            while True:
+                try:
+                    request = self._codec.next_request()
+                except UnsupportedVersionError as exc:
+                    if exc.header is not None and exc.header.api_key == ApiKey.API_VERSIONS:
+                        reply = self._codec.encode_unsupported_version(exc.header.correlation_id)
+                        await self._pending.put((None, reply))
+                        continue
+                    logger.info("closing %s: %s", self.peer, exc)
+                    return
+                except FrameTooLargeError as exc:
+                    logger.warning("closing %s: %s", self.peer, exc)
+                    return
+                except InvalidRequestError as exc:
+                    logger.info("closing %s: malformed request: %s", self.peer, exc)
+                    return
+                if request is None:
+                    break
+                future = await self._dispatcher.submit(request)
+                if request.expects_response:
+                    await self._pending.put((request, future))
+
+    async def _write_responses(self) -> None:
+        while True:
+            item = await self._pending.get()
+            if item is None:
+                return
+            request, payload = item
+            if request is None:  # a reply encoded up front
+                self._writer.write(payload)
+                await self._writer.drain()
+                continue
+            try:
+                body = await payload
+            except Exception:
+                logger.exception("%s v%d from %s failed; closing", request.api_key.name, request.api_version, self.peer)
+                self._writer.transport.abort()
+                return
+            parts = encode_response_parts(request.header.correlation_id, request.api_key, request.api_version, body)
+            for part in parts:
+                if isinstance(part, FileRangeRef):
+                    await self._send_file_range(part)
+                else:
+                    self._writer.write(part)
+            await self._writer.drain()
+
+    async def _send_file_range(self, ref: FileRangeRef) -> None:
+        file_slice: FetchSlice = ref.payload
+        # A private file description: sendfile moves the file position, and the
+        # segment's own file object must not see that.
+        try:
+            source = open(f"/proc/self/fd/{file_slice.fileno()}", "rb", buffering=0)
+        except OSError:
+            self._writer.write(file_slice.read_bytes())
+            return
+        with source:
+            await self._writer.drain()
+            loop = asyncio.get_running_loop()
+            sent = await loop.sendfile(self._writer.transport, source, file_slice.position, file_slice.size)
+            if sent != file_slice.size:
+                raise ConnectionError(f"sent {sent} of {file_slice.size} bytes of a log segment")

@@ -1,0 +1,28 @@
+"""What request handlers see of the broker."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from broker_core.cluster.metadata_store import MetadataStore
+from broker_core.config.broker_config import BrokerConfig
+from broker_core.protocol.api_keys import ApiKey
+from broker_core.protocol.versions import VersionRange
+from broker_core.server.producer_ids import ProducerIdManager
+from broker_core.server.replica_manager import ReplicaManager
+from broker_core.server.topic_manager import TopicManager
+
+
+@dataclass(frozen=True)
+class BrokerContext:
+    config: BrokerConfig
+    node_id: int
+    advertised_host: str
+    advertised_port: int
+    store: MetadataStore
+    replicas: ReplicaManager
+    topics: TopicManager
+    producer_ids: ProducerIdManager
+    versions: Mapping[ApiKey, VersionRange]
+    clock: Callable[[], int]

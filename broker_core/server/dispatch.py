@@ -1,0 +1,84 @@
+"""The request queue and the handler tasks that drain it.
+
+Connections put decoded requests on one bounded queue (``queued.max.requests``);
+``num.io.threads`` handler tasks take them off and run the API's handler. A
+full queue makes connection readers wait, which stops them reading their
+sockets: that is the broker's backpressure. Handlers run on the event loop, so
+storage keeps a single writer per partition without locks. A handler that
+must wait (a long-poll fetch) returns an awaitable, which completes on its own
+task so the handler task is free at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from typing import Any, Awaitable, Callable, Mapping
+
+from broker_core.protocol.api_keys import ApiKey
+from broker_core.protocol.connection import Request
+
+logger = logging.getLogger(__name__)
+
+Handler = Callable[[Request], Any]
+
+
+class RequestDispatcher:
+    def __init__(self, handlers: Mapping[ApiKey, Handler], *, queue_size: int, workers: int) -> None:
+        self._handlers = handlers
+        self._queue: asyncio.Queue[tuple[Request, asyncio.Future[Any]] | None] = asyncio.Queue(queue_size)
+        self._workers = workers
+        self._tasks: list[asyncio.Task[None]] = []
+        self._deferred: set[asyncio.Future[Any]] = set()
+
+    def start(self) -> None:
+        self._tasks = [asyncio.create_task(self._work(), name=f"request-handler-{i}") for i in range(self._workers)]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for deferred in list(self._deferred):
+            deferred.cancel()
+        await asyncio.gather(*self._tasks, *self._deferred, return_exceptions=True)
+
+    async def submit(self, request: Request) -> asyncio.Future[Any]:
+        """Queue ``request``; waits while the queue is full. The future gets the response body."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        await self._queue.put((request, future))
+        return future
+
+    async def _work(self) -> None:
+        while True:
+            request, future = await self._queue.get()
+            if future.cancelled():
+                continue
+            handler = self._handlers.get(request.api_key)
+            try:
+                if handler is None:
+                    raise RuntimeError(f"no handler for {request.api_key!r}")
+                result = handler(request)
+            except Exception as exc:  # the connection decides what a failed handler means
+                future.set_exception(exc)
+                continue
+            if inspect.isawaitable(result):
+                self._defer(result, future)
+            else:
+                future.set_result(result)
+
+    def _defer(self, awaitable: Awaitable[Any], future: asyncio.Future[Any]) -> None:
+        task = asyncio.ensure_future(awaitable)
+        self._deferred.add(task)
+
+        def done(t: asyncio.Future[Any]) -> None:
+            self._deferred.discard(t)
+            if future.done():
+                return
+            if t.cancelled():
+                future.cancel()
+            elif t.exception() is not None:
+                future.set_exception(t.exception())
+            else:
+                future.set_result(t.result())
+
+        task.add_done_callback(done)

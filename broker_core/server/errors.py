@@ -1,0 +1,28 @@
+"""From the exceptions of storage, records, cluster and config to Kafka error codes."""
+
+from __future__ import annotations
+
+import logging
+
+from broker_core.protocol.errors import ErrorCode, KafkaError
+from broker_core.records.errors import CorruptRecordError
+
+logger = logging.getLogger(__name__)
+
+
+def error_code_for(exc: BaseException, *, where: str = "") -> ErrorCode:
+    """The Kafka error code a client should see for ``exc``.
+
+    Errors that carry an ``error_code`` (storage, producer state, cluster,
+    config) keep it; anything unexpected is logged with its traceback and
+    reported as UNKNOWN_SERVER_ERROR rather than taking the broker down.
+    """
+    if isinstance(exc, KafkaError):
+        return ErrorCode.of(exc.code)
+    if isinstance(exc, CorruptRecordError):
+        return ErrorCode.CORRUPT_MESSAGE
+    code = getattr(exc, "error_code", None)
+    if isinstance(code, int) and code != -1:
+        return ErrorCode.of(code)
+    logger.error("unexpected error%s", f" in {where}" if where else "", exc_info=exc)
+    return ErrorCode.UNKNOWN_SERVER_ERROR

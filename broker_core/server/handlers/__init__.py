@@ -1,0 +1,53 @@
+"""Request handlers, one module per API family (the same names as ``protocol/messages``).
+
+Each handler takes the broker context and a decoded request and returns the
+response body, or an awaitable of it when the request must wait (long-poll
+fetch). Per-partition failures become error codes in the response; only a
+bug escapes as an exception, which closes that connection.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, Callable, Mapping
+
+from broker_core.protocol.api_keys import ApiKey
+from broker_core.protocol.connection import Request
+from broker_core.server.context import BrokerContext
+from broker_core.server.handlers import (
+    api_versions,
+    create_partitions,
+    create_topics,
+    delete_records,
+    delete_topics,
+    describe_configs,
+    alter_configs,
+    fetch,
+    init_producer_id,
+    list_offsets,
+    metadata,
+    offset_for_leader_epoch,
+    produce,
+)
+
+_HANDLERS: Mapping[ApiKey, Callable[[BrokerContext, Request], Any]] = {
+    ApiKey.API_VERSIONS: api_versions.handle,
+    ApiKey.METADATA: metadata.handle,
+    ApiKey.PRODUCE: produce.handle,
+    ApiKey.FETCH: fetch.handle,
+    ApiKey.LIST_OFFSETS: list_offsets.handle,
+    ApiKey.CREATE_TOPICS: create_topics.handle,
+    ApiKey.DELETE_TOPICS: delete_topics.handle,
+    ApiKey.CREATE_PARTITIONS: create_partitions.handle,
+    ApiKey.DESCRIBE_CONFIGS: describe_configs.handle,
+    ApiKey.ALTER_CONFIGS: alter_configs.handle,
+    ApiKey.DELETE_RECORDS: delete_records.handle,
+    ApiKey.INIT_PRODUCER_ID: init_producer_id.handle,
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: offset_for_leader_epoch.handle,
+}
+
+SERVED_APIS = frozenset(_HANDLERS)
+
+
+def bind_handlers(context: BrokerContext) -> dict[ApiKey, Callable[[Request], Any]]:
+    return {key: partial(handler, context) for key, handler in _HANDLERS.items()}

@@ -1,0 +1,40 @@
+"""AlterConfigs: replace a topic's overrides (the non-incremental API)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from broker_core.protocol.connection import Request
+from broker_core.protocol.errors import ErrorCode, KafkaError
+from broker_core.protocol.messages.alter_configs import AlterConfigsResponse
+from broker_core.server.context import BrokerContext
+from broker_core.server.errors import error_code_for
+from broker_core.server.handlers.config_resources import TOPIC
+
+R = AlterConfigsResponse
+
+
+def handle(ctx: BrokerContext, request: Request) -> Any:
+    body = request.body
+    responses = []
+    for resource in body.resources:
+        try:
+            if resource.resource_type != TOPIC:
+                raise KafkaError(
+                    ErrorCode.INVALID_REQUEST, "only topic configs can be altered; broker configs are static"
+                )
+            configs = {c.name: c.value for c in resource.configs}
+            ctx.topics.alter_configs(resource.resource_name, configs, validate_only=body.validate_only)
+        except Exception as exc:
+            code, message = error_code_for(exc, where="alter_configs"), str(exc)
+        else:
+            code, message = ErrorCode.NONE, None
+        responses.append(
+            R.AlterConfigsResourceResponse(
+                error_code=code,
+                error_message=message,
+                resource_type=resource.resource_type,
+                resource_name=resource.resource_name,
+            )
+        )
+    return R(throttle_time_ms=0, responses=responses)

@@ -1,0 +1,81 @@
+"""DescribeConfigs: a topic's effective configs with their sources, or the broker's."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from broker_core.config.config_source import ConfigSource, EffectiveValue
+from broker_core.config.topic_config import effective_topic_config, topic_config_synonyms
+from broker_core.protocol.connection import Request
+from broker_core.protocol.errors import ErrorCode, KafkaError
+from broker_core.protocol.messages.describe_configs import DescribeConfigsResponse
+from broker_core.server.context import BrokerContext
+from broker_core.server.errors import error_code_for
+from broker_core.server.handlers.config_resources import BROKER, TOPIC
+
+R = DescribeConfigsResponse
+
+
+def handle(ctx: BrokerContext, request: Request) -> Any:
+    body = request.body
+    results = []
+    for resource in body.resources:
+        try:
+            configs = _describe(ctx, resource, body.include_synonyms)
+        except Exception as exc:
+            results.append(
+                R.DescribeConfigsResult(
+                    error_code=error_code_for(exc, where="describe_configs"),
+                    error_message=str(exc),
+                    resource_type=resource.resource_type,
+                    resource_name=resource.resource_name,
+                    configs=[],
+                )
+            )
+        else:
+            results.append(
+                R.DescribeConfigsResult(
+                    error_code=ErrorCode.NONE,
+                    resource_type=resource.resource_type,
+                    resource_name=resource.resource_name,
+                    configs=configs,
+                )
+            )
+    return R(throttle_time_ms=0, results=results)
+
+
+def _describe(ctx: BrokerContext, resource: Any, include_synonyms: bool) -> list[Any]:
+    if resource.resource_type == TOPIC:
+        overrides = ctx.store.get_topic_configs(resource.resource_name)
+        values = effective_topic_config(ctx.config, overrides)
+
+        def synonyms(name: str) -> list[Any]:
+            return [
+                R.DescribeConfigsSynonym(name=s.name, value=s.value, source=s.source)
+                for s in topic_config_synonyms(ctx.config, overrides, name)
+            ]
+
+        return _entries(values, resource.configuration_keys, synonyms if include_synonyms else None, read_only=False)
+    if resource.resource_type == BROKER:
+        if resource.resource_name not in ("", str(ctx.node_id)):
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"this is broker {ctx.node_id}, not {resource.resource_name}")
+        return _entries(ctx.config.describe(), resource.configuration_keys, None, read_only=True)
+    raise KafkaError(ErrorCode.INVALID_REQUEST, f"unsupported config resource type {resource.resource_type}")
+
+
+def _entries(
+    values: Mapping[str, EffectiveValue], keys: list[str] | None, synonyms: Any, *, read_only: bool
+) -> list[Any]:
+    names = sorted(values) if keys is None else [k for k in keys if k in values]
+    return [
+        R.DescribeConfigsResourceResult(
+            name=name,
+            value=values[name].value,
+            read_only=read_only,
+            is_default=values[name].source == ConfigSource.DEFAULT_CONFIG,
+            config_source=values[name].source,
+            is_sensitive=False,
+            synonyms=synonyms(name) if synonyms else [],
+        )
+        for name in names
+    ]

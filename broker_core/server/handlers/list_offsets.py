@@ -1,0 +1,59 @@
+"""ListOffsets: earliest (-2), latest (-1, the LSO under read_committed) and by timestamp."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from broker_core.protocol.connection import Request
+from broker_core.protocol.errors import ErrorCode
+from broker_core.protocol.messages.list_offsets import ListOffsetsResponse
+from broker_core.replication.partition import READ_COMMITTED
+from broker_core.server.context import BrokerContext
+from broker_core.server.errors import error_code_for
+from broker_core.server.handlers.partition_lookup import check_leader_epoch, leader_partition
+
+R = ListOffsetsResponse
+LATEST = -1
+EARLIEST = -2
+
+
+def handle(ctx: BrokerContext, request: Request) -> Any:
+    body = request.body
+    topics = [
+        R.ListOffsetsTopicResponse(
+            name=topic.name,
+            partitions=[_lookup(ctx, body.isolation_level, topic.name, p) for p in topic.partitions],
+        )
+        for topic in body.topics
+    ]
+    return R(throttle_time_ms=0, topics=topics)
+
+
+def _lookup(ctx: BrokerContext, isolation_level: int, topic: str, wanted: Any) -> Any:
+    index = wanted.partition_index
+    try:
+        partition = leader_partition(ctx, topic, index)
+        check_leader_epoch(partition, wanted.current_leader_epoch)
+        timestamp = wanted.timestamp
+        if timestamp == EARLIEST:
+            offset = partition.log_start_offset
+        elif timestamp == LATEST:
+            offset = partition.last_stable_offset if isolation_level == READ_COMMITTED else partition.high_watermark
+        else:
+            found = partition.log.offset_for_timestamp(timestamp)
+            if found is None:
+                return R.ListOffsetsPartitionResponse(partition_index=index, error_code=ErrorCode.NONE)
+            timestamp, offset = found.timestamp, found.offset
+            return R.ListOffsetsPartitionResponse(
+                partition_index=index,
+                error_code=ErrorCode.NONE,
+                timestamp=timestamp,
+                offset=offset,
+                leader_epoch=partition.leader_epoch,
+            )
+        return R.ListOffsetsPartitionResponse(
+            partition_index=index, error_code=ErrorCode.NONE, timestamp=-1, offset=offset,
+            leader_epoch=partition.leader_epoch,
+        )
+    except Exception as exc:
+        return R.ListOffsetsPartitionResponse(partition_index=index, error_code=error_code_for(exc, where="list_offsets"))

@@ -1,0 +1,33 @@
+"""OffsetForLeaderEpoch: where a leader epoch ended, for truncation after a leader change."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from broker_core.protocol.connection import Request
+from broker_core.protocol.errors import ErrorCode
+from broker_core.protocol.messages.offset_for_leader_epoch import OffsetForLeaderEpochResponse
+from broker_core.server.context import BrokerContext
+from broker_core.server.errors import error_code_for
+from broker_core.server.handlers.partition_lookup import check_leader_epoch, leader_partition
+
+R = OffsetForLeaderEpochResponse
+
+
+def handle(ctx: BrokerContext, request: Request) -> Any:
+    topics = [
+        R.OffsetForLeaderTopicResult(topic=topic.topic, partitions=[_end_offset(ctx, topic.topic, p) for p in topic.partitions])
+        for topic in request.body.topics
+    ]
+    return R(throttle_time_ms=0, topics=topics)
+
+
+def _end_offset(ctx: BrokerContext, topic: str, wanted: Any) -> Any:
+    index = wanted.partition
+    try:
+        partition = leader_partition(ctx, topic, index)
+        check_leader_epoch(partition, wanted.current_leader_epoch)
+        epoch, end_offset = partition.end_offset_for_epoch(wanted.leader_epoch)
+    except Exception as exc:
+        return R.EpochEndOffset(error_code=error_code_for(exc, where="offset_for_leader_epoch"), partition=index)
+    return R.EpochEndOffset(error_code=ErrorCode.NONE, partition=index, leader_epoch=epoch, end_offset=end_offset)
