@@ -49,7 +49,7 @@ class Broker:
         self._clock = clock
         self._listener = listener
         self._server: asyncio.base_events.Server | None = None
-        self._connections: set[asyncio.Task[None]] = set()
+        self._connections: dict[asyncio.Task[None], asyncio.StreamWriter] = {}
         self._background: list[asyncio.Task[None]] = []
         self._stopped = asyncio.Event()
         self.store: LocalMetadataStore | None = None
@@ -159,13 +159,13 @@ class Broker:
             max_request_size=self.config.get_int("socket.request.max.bytes"),
         )
         task = asyncio.current_task()
-        self._connections.add(task)
+        self._connections[task] = writer
         try:
             await connection.serve()
         except Exception:
             logger.exception("connection %s failed", connection.peer)
         finally:
-            self._connections.discard(task)
+            self._connections.pop(task, None)
 
     async def serve_until_stopped(self) -> None:
         await self._stopped.wait()
@@ -179,8 +179,10 @@ class Broker:
             self._server.close()
         for task in self._background:
             task.cancel()
-        for task in list(self._connections):
-            task.cancel()
+        # Aborting the sockets ends each connection's reader; cancelling its
+        # task instead would race the stream machinery's own callbacks.
+        for writer in self._connections.values():
+            writer.transport.abort()
         await asyncio.gather(*self._background, *self._connections, return_exceptions=True)
         if self._dispatcher is not None:
             await self._dispatcher.stop()
