@@ -18,6 +18,7 @@ from typing import Callable, Iterator
 
 from broker_core.records.batch import BatchHeader, iter_batches
 from broker_core.records.errors import CorruptRecordError
+from broker_core.records.reader import decode_batch
 from broker_core.storage.epoch_cache import LeaderEpochFileCache
 from broker_core.storage.fetch_slice import FetchSlice
 from broker_core.storage.producer_state import (
@@ -161,6 +162,21 @@ class Partition:
         limit = stable if isolation_level == READ_COMMITTED else high_watermark
         fetched = self.log.read(offset, max_bytes, max_offset=limit, min_one_batch=min_one_batch)
         return PartitionRead(fetched, high_watermark, stable, self.log.log_start_offset)
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """``(timestamp, offset)`` of the first record at or after ``timestamp``.
+
+        The time index finds the batch; the batch is decoded to find the record,
+        as clients expect a record offset, not a batch's base offset.
+        """
+        found = self.log.offset_for_timestamp(timestamp)
+        if found is None:
+            return None
+        batch = decode_batch(self.log.read(found.offset, 1, min_one_batch=True).read_bytes())
+        for record in batch.records:
+            if record.timestamp >= timestamp and record.offset >= self.log.log_start_offset:
+                return record.timestamp, record.offset
+        return found.timestamp, found.offset
 
     # --- admin -----------------------------------------------------------------------------
 

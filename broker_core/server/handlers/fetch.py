@@ -116,5 +116,6 @@ def _error(index: int, code: ErrorCode, log_start: int = -1, high_watermark: int
         last_stable_offset=high_watermark,
         log_start_offset=log_start,
         aborted_transactions=None,
-        records=None,
+        # librdkafka rejects a null record set, even beside an error code.
+        records=b"",
     )

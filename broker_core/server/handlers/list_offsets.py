@@ -40,10 +40,10 @@ def _lookup(ctx: BrokerContext, isolation_level: int, topic: str, wanted: Any) -
         elif timestamp == LATEST:
             offset = partition.last_stable_offset if isolation_level == READ_COMMITTED else partition.high_watermark
         else:
-            found = partition.log.offset_for_timestamp(timestamp)
+            found = partition.offset_for_timestamp(timestamp)
             if found is None:
                 return R.ListOffsetsPartitionResponse(partition_index=index, error_code=ErrorCode.NONE)
-            timestamp, offset = found.timestamp, found.offset
+            timestamp, offset = found
             return R.ListOffsetsPartitionResponse(
                 partition_index=index,
                 error_code=ErrorCode.NONE,
