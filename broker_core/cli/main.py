@@ -10,11 +10,11 @@ import argparse
 import sys
 from typing import Callable, Sequence
 
-from broker_core.cli import broker, demo
+from broker_core.cli import broker
 from broker_core.cli.errors import CliError
 
 # Each command module exposes ``register(subparsers)`` and sets ``func`` on its parser.
-COMMAND_MODULES = (broker, demo)
+COMMAND_MODULES = (broker,)
 
 
 def build_parser() -> argparse.ArgumentParser:
