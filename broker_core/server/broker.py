@@ -20,6 +20,8 @@ from broker_core.config.broker_config import BrokerConfig
 from broker_core.config.errors import ConfigError
 from broker_core.config.listeners import Listener
 from broker_core.config.topic_config import to_log_config_kwargs
+from broker_core.coordinator.group import BrokerOffsetsTopic, GroupConfig, GroupCoordinator
+from broker_core.coordinator.scheduler import LoopScheduler
 from broker_core.protocol.versions import ADVERTISED_VERSIONS
 from broker_core.server.connection import ClientConnection
 from broker_core.server.context import BrokerContext
@@ -55,6 +57,7 @@ class Broker:
         self.store: LocalMetadataStore | None = None
         self.replicas: ReplicaManager | None = None
         self._dispatcher: RequestDispatcher | None = None
+        self._group_coordinator: GroupCoordinator | None = None
         self.bound_port: int | None = None
         self._registered = False
 
@@ -99,11 +102,19 @@ class Broker:
         self._registered = True
         topics.load_hosted_partitions()
 
+        group_config = GroupConfig.from_broker_config(config)
+        self._group_coordinator = GroupCoordinator(
+            group_config,
+            BrokerOffsetsTopic(store=self.store, topics=topics, replicas=self.replicas, config=group_config),
+            LoopScheduler(asyncio.get_running_loop(), self._clock),
+        )
+
         versions = {key: span for key, span in ADVERTISED_VERSIONS.items() if key in SERVED_APIS}
         context = BrokerContext(
             config=config, node_id=config.node_id, advertised_host=host, advertised_port=port,
             store=self.store, replicas=self.replicas, topics=topics,
             producer_ids=ProducerIdManager(self.store, config.node_id), versions=versions, clock=self._clock,
+            group_coordinator=self._group_coordinator,
         )
         self._versions = versions
         self._dispatcher = RequestDispatcher(
@@ -113,6 +124,9 @@ class Broker:
         )
         self._dispatcher.start()
         self._start_background_tasks(log_manager)
+        # Loads groups from __consumer_offsets on the loop's next turns; until then they answer
+        # COORDINATOR_LOAD_IN_PROGRESS.
+        self._group_coordinator.startup()
         await self._server.start_serving()
         logger.info("broker %d serving on %s:%d (advertised as %s:%d), %d partition(s) loaded",
                     config.node_id, self._listener.host, self.bound_port, host, port, len(list(self.replicas)))
@@ -129,7 +143,8 @@ class Broker:
         config = self.config
         jobs = [
             ("retention", config.get_int("log.retention.check.interval.ms"), self._run_retention),
-            ("flush", config.log_flush_interval_ms, lambda: log_manager.flush_dirty(self._clock())),
+            # Also fsyncs segments that rolled, which advances the recovery point.
+            ("flush", min(config.log_flush_interval_ms, 1000), lambda: log_manager.flush_dirty(self._clock())),
             ("checkpoint", config.get_int("log.flush.offset.checkpoint.interval.ms"), self.replicas.checkpoint_all),
             ("segment-deletes", 1000, lambda: log_manager.run_pending_deletes(self._clock())),
         ]
@@ -179,6 +194,8 @@ class Broker:
             self._server.close()
         for task in self._background:
             task.cancel()
+        if self._group_coordinator is not None:
+            self._group_coordinator.shutdown()
         # Aborting the sockets ends each connection's reader; cancelling its
         # task instead would race the stream machinery's own callbacks.
         for writer in self._connections.values():

@@ -1,0 +1,47 @@
+"""The log storage engine: Kafka-compatible segments, indexes and recovery.
+
+Public entry points: :class:`Log` (one partition), :class:`LogManager` (all
+partitions under ``log.dirs``) and :class:`LogConfig`.
+"""
+
+from broker_core.storage.config import LogConfig
+from broker_core.storage.errors import (
+    AppendTooLargeError,
+    CorruptCheckpointError,
+    CorruptIndexError,
+    InvalidAppendError,
+    LogClosedError,
+    LogConfigError,
+    LogDirError,
+    OffsetOutOfRangeError,
+    RecordTooLargeError,
+    StorageError,
+)
+from broker_core.storage.fetch_slice import FetchSlice
+from broker_core.storage.files import TopicPartition
+from broker_core.storage.log import Log
+from broker_core.storage.log_manager import LogManager
+from broker_core.storage.log_validator import AppendInfo
+from broker_core.storage.segment import SegmentInfo
+from broker_core.storage.time_index import TimestampOffset
+
+__all__ = [
+    "AppendInfo",
+    "AppendTooLargeError",
+    "CorruptCheckpointError",
+    "CorruptIndexError",
+    "FetchSlice",
+    "InvalidAppendError",
+    "Log",
+    "LogClosedError",
+    "LogConfig",
+    "LogConfigError",
+    "LogDirError",
+    "LogManager",
+    "OffsetOutOfRangeError",
+    "RecordTooLargeError",
+    "SegmentInfo",
+    "StorageError",
+    "TimestampOffset",
+    "TopicPartition",
+]

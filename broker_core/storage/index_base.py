@@ -1,0 +1,317 @@
+"""Shared machinery of the sparse, fixed-entry, memory-mapped segment indexes.
+
+An index file is an array of fixed-size big-endian entries, sorted by both of
+their fields. While its segment is active the file is preallocated to the
+largest size the config allows (``segment.index.bytes`` rounded down to a whole
+entry) and the unused tail is zeros; when the segment rolls or the log closes,
+the file is trimmed to its real entries. Lookups binary-search the memory map.
+
+Crash behaviour: an index is a cache of facts derivable from the ``.log``.
+Its writes go through the memory map and reach disk whenever the OS writes
+the pages back (or on flush), so after a crash an index may miss recent
+entries or still be preallocated. On open, trailing all-zero entries count as
+preallocated space; anything else that does not check out (a size that is not
+a whole number of entries, entries out of order, a zero entry followed by
+data, positions past the end of the log) raises ``CorruptIndexError`` and the
+loader rebuilds the index from the log.
+
+Thread-safety: none; an index belongs to its segment's single writer.
+"""
+
+from __future__ import annotations
+
+import bisect
+import mmap
+import os
+import struct
+from array import array
+from pathlib import Path
+from typing import ClassVar, Iterator
+
+from broker_core.storage.errors import CorruptIndexError
+
+_ZERO_CHECK_CHUNK = 1 << 20
+# Every SUMMARY_STRIDE-th entry's first field is kept in memory so that a
+# lookup bisects in C down to a short run of entries, whatever the index size.
+SUMMARY_STRIDE = 32
+
+
+class IndexFile:
+    """A sparse index file of ``ENTRY.size``-byte entries for one segment.
+
+    ``max_index_size`` bounds the file; ``is_full`` tells the segment to roll.
+    Subclasses define the entry layout and the lookups.
+    """
+
+    ENTRY: ClassVar[struct.Struct]
+
+    def __init__(self, path: Path, base_offset: int, max_index_size: int) -> None:
+        entry_size = self.ENTRY.size
+        if max_index_size < entry_size:
+            raise ValueError(f"max index size {max_index_size} is below one entry ({entry_size} bytes)")
+        self._path = path
+        self._base_offset = base_offset
+        self._max_size = max_index_size - max_index_size % entry_size
+        self._file = None  # type: ignore[var-annotated]
+        self._mmap: mmap.mmap | None = None
+        self._entries = 0
+        self._active = False
+        self._summary: array | None = None
+        if path.exists():
+            self._entries = self._count_entries()
+            self._length = path.stat().st_size
+        else:
+            with open(path, "xb"):
+                pass
+            self._length = 0
+
+    # ----------------------------------------------------------------- state
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @property
+    def base_offset(self) -> int:
+        return self._base_offset
+
+    @property
+    def entries(self) -> int:
+        return self._entries
+
+    @property
+    def max_entries(self) -> int:
+        return self._max_size // self.ENTRY.size
+
+    @property
+    def max_index_size(self) -> int:
+        return self._max_size
+
+    @property
+    def size_in_bytes(self) -> int:
+        """Bytes of real entries (the file may be longer while active)."""
+        return self._entries * self.ENTRY.size
+
+    @property
+    def is_full(self) -> bool:
+        return self._entries >= self.max_entries
+
+    def entry_tuple(self, slot: int) -> tuple[int, ...]:
+        """The raw fields of entry ``slot`` (``0 <= slot < entries``)."""
+        if not 0 <= slot < self._entries:
+            raise IndexError(f"slot {slot} outside index of {self._entries} entries")
+        return self.ENTRY.unpack_from(self._map(), slot * self.ENTRY.size)
+
+    def iter_tuples(self) -> Iterator[tuple[int, ...]]:
+        if self._entries == 0:
+            return iter(())
+        view = memoryview(self._map())[: self.size_in_bytes]
+        return self.ENTRY.iter_unpack(view)
+
+    # ------------------------------------------------------------- mutation
+
+    def activate(self) -> None:
+        """Preallocate the file to its maximum size so appends can follow."""
+        if self._active:
+            return
+        self._set_file_length(self._max_size)
+        self._active = True
+
+    def trim(self) -> None:
+        """Shrink the file to its real entries; the segment takes no more appends."""
+        if not self._active and self._file_length() == self.size_in_bytes:
+            return
+        self._set_file_length(self.size_in_bytes)
+        self._active = False
+
+    def resize(self, max_index_size: int) -> None:
+        """Change the bound (a config change on the active segment)."""
+        entry_size = self.ENTRY.size
+        # Never below the entries already held; the index then reports full.
+        new_max = max(max_index_size - max_index_size % entry_size, self.size_in_bytes)
+        self._max_size = new_max
+        if self._active:
+            self._set_file_length(new_max)
+
+    def truncate_to_entries(self, entries: int) -> None:
+        """Keep the first ``entries`` entries; zero the rest so a reopen agrees."""
+        if not 0 <= entries <= self._entries:
+            raise ValueError(f"cannot truncate index of {self._entries} entries to {entries}")
+        if entries == self._entries:
+            return
+        mm = self._map()
+        start = entries * self.ENTRY.size
+        mm[start : self.size_in_bytes] = bytes(self.size_in_bytes - start)
+        self._entries = entries
+        if self._summary is not None:
+            del self._summary[-(-entries // SUMMARY_STRIDE) :]
+        if not self._active:
+            self._set_file_length(self.size_in_bytes)
+
+    def reset(self) -> None:
+        self.truncate_to_entries(0)
+
+    def _append_entry(self, *fields: int) -> None:
+        if not self._active:
+            raise ValueError(f"index {self._path} is not active; it takes no appends")
+        if self.is_full:
+            raise ValueError(f"index {self._path} is full ({self._entries} entries)")
+        self._append_unchecked(*fields)
+
+    def _append_unchecked(self, *fields: int) -> None:
+        # Called directly only for the time index's reserved last slot.
+        if (self._entries + 1) * self.ENTRY.size > self._length:
+            raise ValueError(f"index {self._path} has no room for another entry")
+        self.ENTRY.pack_into(self._map(), self._entries * self.ENTRY.size, *fields)
+        if self._summary is not None and self._entries % SUMMARY_STRIDE == 0:
+            self._summary.append(fields[0])
+        self._entries += 1
+
+    def flush(self) -> None:
+        """Write the mapped pages to disk (``msync``)."""
+        if self._mmap is not None:
+            self._mmap.flush()
+        if self._file is not None:
+            os.fsync(self._file.fileno())
+
+    def release(self) -> None:
+        """Unmap and close the file (and drop the summary); the next lookup maps it again."""
+        self._summary = None
+        if self._mmap is not None:
+            self._mmap.close()
+            self._mmap = None
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def close(self) -> None:
+        """Trim to the real entries and release."""
+        if self._path.exists():
+            self.trim()
+        self.release()
+
+    def rename(self, new_path: Path) -> None:
+        """Move the file; an existing mapping stays valid."""
+        os.replace(self._path, new_path)
+        self._path = new_path
+
+    def delete(self) -> None:
+        self.release()
+        self._path.unlink(missing_ok=True)
+
+    # ----------------------------------------------------------- searching
+
+    # The two searches run on every fetch; they read the map directly.
+
+    def _largest_slot_at_most(self, field: int, target: int) -> int:
+        """Slot of the greatest entry whose ``field`` <= target, or -1 if none."""
+        if self._entries == 0:
+            return -1
+        mm = self._map()
+        unpack = self.ENTRY.unpack_from
+        size = self.ENTRY.size
+        low, high = 0, self._entries - 1
+        if field == 0:
+            bucket = bisect.bisect_right(self._summary_of_keys(), target) - 1
+            if bucket < 0:
+                return -1
+            low = bucket * SUMMARY_STRIDE
+            high = min(high, low + SUMMARY_STRIDE - 1)
+        found = -1
+        while low <= high:
+            mid = (low + high) >> 1
+            if unpack(mm, mid * size)[field] <= target:
+                found = mid
+                low = mid + 1
+            else:
+                high = mid - 1
+        return found
+
+    def _summary_of_keys(self) -> array:
+        if self._summary is None:
+            mm = self._map()
+            unpack = self.ENTRY.unpack_from
+            step = SUMMARY_STRIDE * self.ENTRY.size
+            self._summary = array("q", (unpack(mm, p)[0] for p in range(0, self.size_in_bytes, step)))
+        return self._summary
+
+    def _smallest_slot_at_least(self, field: int, target: int) -> int:
+        """Slot of the first entry whose ``field`` >= target, or ``entries`` if none."""
+        if self._entries == 0:
+            return 0
+        mm = self._map()
+        unpack = self.ENTRY.unpack_from
+        size = self.ENTRY.size
+        low, high = 0, self._entries
+        while low < high:
+            mid = (low + high) >> 1
+            if unpack(mm, mid * size)[field] < target:
+                low = mid + 1
+            else:
+                high = mid
+        return low
+
+    # ---------------------------------------------------------------- files
+
+    def _map(self) -> mmap.mmap:
+        if self._mmap is None:
+            if self._file is None:
+                self._file = open(self._path, "r+b", buffering=0)
+            length = self._file_length()
+            if length == 0:
+                raise ValueError(f"index {self._path} is empty; there is nothing to map")
+            self._mmap = mmap.mmap(self._file.fileno(), length, access=mmap.ACCESS_WRITE)
+        return self._mmap
+
+    def _file_length(self) -> int:
+        # Kept in memory: only this object changes the file's length.
+        return self._length
+
+    def _last_raw(self) -> tuple[int, ...] | None:
+        """The raw fields of the last entry, or None when empty (no bounds checks: hot path)."""
+        if self._entries == 0:
+            return None
+        return self.ENTRY.unpack_from(self._map(), (self._entries - 1) * self.ENTRY.size)
+
+    def _set_file_length(self, length: int) -> None:
+        if self._mmap is not None:
+            self._mmap.flush()
+            self._mmap.close()
+            self._mmap = None
+        if self._file is None:
+            self._file = open(self._path, "r+b", buffering=0)
+        os.ftruncate(self._file.fileno(), length)
+        self._length = length
+
+    def _count_entries(self) -> int:
+        """Entries before the preallocated all-zero tail; raises if the file is malformed."""
+        entry_size = self.ENTRY.size
+        length = self._path.stat().st_size
+        if length % entry_size:
+            raise CorruptIndexError(self._path, f"size {length} is not a multiple of the entry size {entry_size}")
+        if length > self._max_size:
+            # A config change lowered segment.index.bytes; the index keeps its entries.
+            self._max_size = length
+        if length == 0:
+            return 0
+        zero_entry = bytes(entry_size)
+        with open(self._path, "rb") as f, mmap.mmap(f.fileno(), length, access=mmap.ACCESS_READ) as mm:
+            count = length // entry_size
+            for slot in range(count):
+                start = slot * entry_size
+                if mm[start : start + entry_size] == zero_entry:
+                    _require_zeros(self._path, mm, start, length)
+                    return slot
+            return count
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._path.name}, entries={self._entries})"
+
+
+def _require_zeros(path: Path, mm: mmap.mmap, start: int, end: int) -> None:
+    position = start
+    while position < end:
+        chunk_end = min(end, position + _ZERO_CHECK_CHUNK)
+        if mm[position:chunk_end] != bytes(chunk_end - position):
+            raise CorruptIndexError(path, f"data after an empty entry at byte {start}")
+        position = chunk_end

@@ -1,0 +1,276 @@
+"""Opening a partition directory: file discovery and crash recovery.
+
+Loading runs before the log serves anything, in this order:
+
+1. Leftovers are settled. ``.deleted`` and ``.cleaned`` files are removed
+   (their segments were already out of the log, or never in it). A ``.swap``
+   segment is a compaction result that was fully written before being renamed
+   to ``.swap``, so the swap is completed: the segments it replaces (base
+   offsets from the swap's base up to its next offset) are removed and the
+   swap file takes its live name; its indexes are rebuilt. Index files without
+   a ``.log`` are removed.
+2. Every ``.log`` is opened as a segment.
+3. Segments that may hold unflushed data are recovered: after a clean
+   shutdown none; otherwise the segment holding the recovery point and every
+   later one. Recovery re-validates batch by batch (CRC for batches at or
+   above the recovery point), requires offsets to strictly increase across
+   batches and segments, truncates at the first batch failing that, deletes
+   every later segment, and rebuilds the indexes.
+4. Other segments are trusted: their indexes are checked against the log and
+   rebuilt (without CRC work) when they do not fit.
+
+The result is the longest valid prefix of what was written. Afterwards the
+recovered data is fsynced and the recovery point is the log end offset.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from broker_core.records.errors import CorruptRecordError
+from broker_core.storage.batch_reader import BatchReader
+from broker_core.storage.config import LogConfig
+from broker_core.storage.errors import CorruptIndexError, LogDirError
+from broker_core.storage.files import FileKind, FileState, parse_segment_file_name, segment_paths
+from broker_core.storage.segment import LogSegment
+from broker_core.storage.segments import LogSegments
+
+_log = logging.getLogger(__name__)
+
+_NO_CRC = (1 << 63) - 1
+
+
+@dataclass
+class LoadedLog:
+    """What the loader hands to the live log."""
+
+    segments: LogSegments
+    log_start_offset: int
+    recovery_point: int
+    next_offset: int
+    truncated_bytes: int = 0
+    recovered_segments: int = 0
+
+
+def load_log(
+    directory: Path,
+    config: LogConfig,
+    *,
+    clock: Callable[[], int],
+    recovery_point: int = 0,
+    log_start_offset: int | None = None,
+    had_clean_shutdown: bool = False,
+) -> LoadedLog:
+    """Open every segment of ``directory`` (created when missing), recovering as needed.
+
+    Raises ``LogDirError`` when the directory or a file in it cannot be used.
+    """
+    _ensure_directory(directory)
+    try:
+        return _load(directory, config, clock, recovery_point, log_start_offset, had_clean_shutdown)
+    except OSError as exc:
+        raise LogDirError(directory, f"cannot load the log: {exc}") from exc
+
+
+def _load(
+    directory: Path,
+    config: LogConfig,
+    clock: Callable[[], int],
+    recovery_point: int,
+    log_start_offset: int | None,
+    had_clean_shutdown: bool,
+) -> LoadedLog:
+    now_ms = clock()
+    _settle_leftovers(directory)
+    segments = LogSegments()
+    for base_offset in _live_log_bases(directory):
+        segments.add(_open_segment(directory, base_offset, config, now_ms))
+
+    loaded = LoadedLog(segments, 0, 0, 0)
+    if len(segments) == 0:
+        start = log_start_offset if log_start_offset is not None else 0
+        segments.add(_open_segment(directory, start, config, now_ms))
+    else:
+        _recover_segments(segments, loaded, recovery_point, had_clean_shutdown)
+
+    first, last = _ends(segments)
+    next_offset = last.next_offset
+    start = first.base_offset if log_start_offset is None else max(log_start_offset, first.base_offset)
+    if start > next_offset:
+        # Nothing below the log start offset is visible; begin afresh there.
+        for segment in segments:
+            segments.remove(segment.base_offset)
+            segment.delete_files()
+        segments.add(_open_segment(directory, start, config, now_ms))
+        next_offset = start
+        first, last = _ends(segments)
+
+    for segment in segments:
+        if segment is not last:
+            segment.on_become_inactive()
+            segment.release_indexes()
+    last.activate()
+    last.refresh_max_timestamp()
+    if loaded.recovered_segments:
+        for segment in segments.from_offset(recovery_point):
+            segment.flush()
+        _fsync_directory(directory)
+
+    loaded.log_start_offset = start
+    loaded.next_offset = next_offset
+    loaded.recovery_point = next_offset
+    return loaded
+
+
+def _recover_segments(
+    segments: LogSegments,
+    loaded: LoadedLog,
+    recovery_point: int,
+    had_clean_shutdown: bool,
+) -> None:
+    recover_from = None
+    if not had_clean_shutdown:
+        floor = segments.floor(recovery_point) or segments.first
+        recover_from = floor.base_offset if floor is not None else None
+    previous_next: int | None = None
+    ordered = list(segments)
+    for i, segment in enumerate(ordered):
+        overlaps = previous_next is not None and segment.base_offset < previous_next
+        if recover_from is not None and segment.base_offset >= recover_from or overlaps:
+            truncated = segment.recover(crc_from_offset=recovery_point, min_base_offset=previous_next)
+            loaded.recovered_segments += 1
+            if truncated:
+                _log.warning(
+                    "truncated %d bytes of torn or corrupt data from %s at offset %d",
+                    truncated, segment.log_path, segment.next_offset,
+                )
+                loaded.truncated_bytes += truncated
+                for later in ordered[i + 1 :]:
+                    _log.warning("deleting %s, written after the corrupt tail", later.log_path)
+                    segments.remove(later.base_offset)
+                    later.delete_files()
+                if segment.is_empty and segment is not ordered[0]:
+                    segments.remove(segment.base_offset)
+                    segment.delete_files()
+                return
+        else:
+            _load_trusted(segment, previous_next)
+        previous_next = segment.next_offset
+
+
+def _ends(segments: LogSegments) -> tuple[LogSegment, LogSegment]:
+    first, last = segments.first, segments.last
+    if first is None or last is None:
+        raise RuntimeError("a loaded log has at least one segment")
+    return first, last
+
+
+def _load_trusted(segment: LogSegment, previous_next: int | None) -> None:
+    try:
+        segment.load()
+        return
+    except CorruptIndexError as exc:
+        _log.warning("rebuilding the indexes of %s: %s", segment.log_path, exc)
+    except CorruptRecordError as exc:
+        _log.warning("re-validating %s: %s", segment.log_path, exc)
+    truncated = segment.recover(crc_from_offset=_NO_CRC, min_base_offset=previous_next)
+    if truncated:
+        _log.error("flushed segment %s lost %d bytes to corruption", segment.log_path, truncated)
+
+
+def _open_segment(directory: Path, base_offset: int, config: LogConfig, now_ms: int) -> LogSegment:
+    return LogSegment(
+        directory,
+        base_offset,
+        index_interval_bytes=config.index_interval_bytes,
+        max_index_size=config.segment_index_bytes,
+        created_ms=now_ms,
+    )
+
+
+def _ensure_directory(directory: Path) -> None:
+    try:
+        directory.mkdir(parents=False, exist_ok=True)
+    except FileExistsError:
+        raise LogDirError(directory, "exists and is not a directory") from None
+    except OSError as exc:
+        raise LogDirError(directory, f"cannot be created: {exc.strerror}") from exc
+    if not directory.is_dir():
+        raise LogDirError(directory, "exists and is not a directory")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise LogDirError(directory, "is not writable")
+
+
+def _settle_leftovers(directory: Path) -> None:
+    names = sorted(os.listdir(directory))
+    for name in names:
+        parsed = parse_segment_file_name(name)
+        if parsed is not None and parsed.state in (FileState.DELETED, FileState.CLEANED):
+            (directory / name).unlink(missing_ok=True)
+    for name in names:
+        parsed = parse_segment_file_name(name)
+        if parsed is not None and parsed.state is FileState.SWAP and parsed.kind is FileKind.LOG:
+            _complete_swap(directory, parsed.base_offset)
+    for name in sorted(os.listdir(directory)):
+        parsed = parse_segment_file_name(name)
+        if parsed is None:
+            continue
+        if parsed.state is FileState.SWAP:
+            # Index files of a swap: rebuilt from the log once it is live.
+            (directory / name).unlink(missing_ok=True)
+        elif parsed.state is FileState.LIVE and parsed.kind is not FileKind.LOG:
+            if not segment_paths(directory, parsed.base_offset).log.exists():
+                (directory / name).unlink(missing_ok=True)
+
+
+def _complete_swap(directory: Path, base_offset: int) -> None:
+    swap = segment_paths(directory, base_offset, FileState.SWAP)
+    try:
+        swap_next = _next_offset_of_file(swap.log, base_offset)
+    except CorruptRecordError as exc:
+        _log.warning("discarding unreadable compaction result %s: %s", swap.log, exc)
+        swap.log.unlink(missing_ok=True)
+        return
+    replaced_until = max(swap_next, base_offset + 1)
+    for other in _live_log_bases(directory):
+        if base_offset <= other < replaced_until:
+            for path in segment_paths(directory, other).all():
+                path.unlink(missing_ok=True)
+    live = segment_paths(directory, base_offset)
+    for path in (live.index, live.time_index, live.txn_index):
+        path.unlink(missing_ok=True)
+    os.replace(swap.log, live.log)
+
+
+def _next_offset_of_file(path: Path, base_offset: int) -> int:
+    with open(path, "rb", buffering=0) as f:
+        size = os.fstat(f.fileno()).st_size
+        reader = BatchReader(f.fileno(), size, window=1 << 20)
+        position = 0
+        next_offset = base_offset
+        while position < size:
+            header = reader.next_header(position)
+            next_offset = header.next_offset
+            position += header.size
+        return next_offset
+
+
+def _live_log_bases(directory: Path) -> list[int]:
+    bases = []
+    for name in os.listdir(directory):
+        parsed = parse_segment_file_name(name)
+        if parsed is not None and parsed.kind is FileKind.LOG and parsed.state is FileState.LIVE:
+            bases.append(parsed.base_offset)
+    return sorted(bases)
+
+
+def _fsync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,528 @@
+"""One partition's log: an ordered run of segments with one active at the end.
+
+Offsets: ``log_start_offset`` is the first offset readers may ask for (it
+moves with retention and DeleteRecords); ``log_end_offset`` is the offset the
+next appended record gets. Both only move forward, except through explicit
+truncation (a follower aligning with its leader).
+
+Concurrency: one writer per partition. The broker's event loop runs appends,
+reads and maintenance on one thread, so no locks are taken. A read returns a
+``FetchSlice`` (file, position, size) whose bytes stay valid across later
+appends and, after the segment is removed, until its delayed deletion runs.
+
+Durability: appends go to the OS page cache. ``flush`` fsyncs up to an offset
+and advances the recovery point; the ``flush.messages`` policy flushes inline,
+``flush.ms`` and the flush of rolled segments are left to ``flush_if_due`` /
+``flush_rolled_segments``, which the log manager's scheduler calls, so the
+append path never waits on a whole segment's fsync. After a crash the loader
+re-validates everything above the recovery point.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Callable
+
+from broker_core.storage.config import LogConfig
+from broker_core.storage.errors import (
+    AppendTooLargeError,
+    LogClosedError,
+    LogDirError,
+    OffsetOutOfRangeError,
+)
+from broker_core.storage.fetch_slice import FetchSlice
+from broker_core.storage.files import FileState, TopicPartition, parse_partition_dir_name
+from broker_core.storage.loader import LoadedLog, load_log
+from broker_core.storage.log_validator import AppendInfo, validate_append
+from broker_core.storage.pending_deletes import PendingDeletes
+from broker_core.storage.retention import (
+    DeletionReason,
+    RetentionCandidate,
+    RetentionPolicy,
+    deletable_prefix,
+)
+from broker_core.storage.segment import INT32_MAX, LogSegment, SegmentInfo
+from broker_core.storage.segments import LogSegments
+from broker_core.storage.time_index import TimestampOffset
+
+Clock = Callable[[], int]
+
+
+class Log:
+    """The log of one partition. Create with :meth:`Log.open`."""
+
+    def __init__(self, directory: Path, config: LogConfig, clock: Clock, loaded: LoadedLog) -> None:
+        self._dir = directory
+        self._config = config
+        self._clock = clock
+        self._segments: LogSegments = loaded.segments
+        self._log_start_offset = loaded.log_start_offset
+        self._next_offset = loaded.next_offset
+        self._recovery_point = loaded.recovery_point
+        self._last_flush_ms = clock()
+        self._pending = PendingDeletes()
+        self._dir_dirty = False
+        self._closed = False
+        self.topic_partition: TopicPartition | None = parse_partition_dir_name(directory.name)
+
+    @classmethod
+    def open(
+        cls,
+        directory: Path,
+        config: LogConfig,
+        *,
+        clock: Clock,
+        recovery_point: int = 0,
+        log_start_offset: int | None = None,
+        had_clean_shutdown: bool = False,
+    ) -> Log:
+        """Open (or create) the log in ``directory``, recovering what a crash left.
+
+        ``recovery_point`` is the offset below which data is known flushed;
+        ``had_clean_shutdown`` skips re-validation entirely.
+        """
+        loaded = load_log(
+            directory,
+            config,
+            clock=clock,
+            recovery_point=recovery_point,
+            log_start_offset=log_start_offset,
+            had_clean_shutdown=had_clean_shutdown,
+        )
+        return cls(directory, config, clock, loaded)
+
+    # ------------------------------------------------------------ properties
+
+    @property
+    def directory(self) -> Path:
+        return self._dir
+
+    @property
+    def config(self) -> LogConfig:
+        return self._config
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._log_start_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._next_offset
+
+    @property
+    def recovery_point(self) -> int:
+        """Offset below which every batch is fsynced."""
+        return self._recovery_point
+
+    @property
+    def unflushed_messages(self) -> int:
+        return self._next_offset - self._recovery_point
+
+    @property
+    def last_flush_ms(self) -> int:
+        return self._last_flush_ms
+
+    @property
+    def size_in_bytes(self) -> int:
+        return self._segments.size_in_bytes()
+
+    @property
+    def segments(self) -> list[SegmentInfo]:
+        return [segment.info() for segment in self._segments]
+
+    @property
+    def number_of_segments(self) -> int:
+        return len(self._segments)
+
+    @property
+    def pending_deletes(self) -> int:
+        return len(self._pending)
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed
+
+    @property
+    def active_segment(self) -> LogSegment:
+        segment = self._segments.last
+        if segment is None:
+            raise LogClosedError(self._dir)
+        return segment
+
+    def update_config(self, config: LogConfig) -> None:
+        """Use ``config`` from now on (a topic config change)."""
+        self._check_open()
+        if config.segment_index_bytes != self._config.segment_index_bytes:
+            self.active_segment.resize_indexes(config.segment_index_bytes)
+        self.active_segment.set_index_interval(config.index_interval_bytes)
+        self._config = config
+
+    # --------------------------------------------------------------- append
+
+    def append(
+        self,
+        records: bytes | bytearray | memoryview,
+        *,
+        leader_epoch: int = -1,
+        assign_offsets: bool = True,
+    ) -> AppendInfo:
+        """Validate and append whole v2 batches; return what was written.
+
+        With ``assign_offsets`` (the leader's produce path) the batches get
+        offsets from the log end offset and ``leader_epoch`` as their
+        partitionLeaderEpoch; without it (a follower) they keep both, and
+        their offsets must be at or above the log end offset and increasing.
+        The log rolls first when the active segment cannot take the bytes,
+        is older than ``segment.ms`` or has a full index. Raises
+        ``CorruptRecordError``, ``RecordTooLargeError``, ``InvalidAppendError``
+        or, on an I/O failure, ``LogDirError`` (the log is unchanged then).
+        """
+        self._check_open()
+        config = self._config
+        now = self._clock()
+        staged = validate_append(
+            records,
+            next_offset=self._next_offset,
+            max_message_bytes=config.max_message_bytes,
+            assign_offsets=assign_offsets,
+            leader_epoch=leader_epoch,
+            log_append_time_ms=now if config.log_append_time else None,
+        )
+        size = len(staged.data)
+        if size > config.segment_bytes:
+            raise AppendTooLargeError(size, config.segment_bytes)
+        segment = self._maybe_roll(size, staged.first_offset, staged.last_offset, now)
+        try:
+            segment.append(staged.data, staged.headers, now_ms=now)
+        except OSError as exc:
+            raise LogDirError(segment.log_path, f"append failed: {exc.strerror or exc}") from exc
+        self._next_offset = staged.last_offset + 1
+        if self.unflushed_messages >= config.flush_messages:
+            self.flush()
+        return staged.info()
+
+    def _maybe_roll(self, size: int, first_offset: int, last_offset: int, now_ms: int) -> LogSegment:
+        segment = self.active_segment
+        config = self._config
+        full = segment.size + size > config.segment_bytes or segment.size + size > INT32_MAX
+        aged = not segment.is_empty and segment.time_waited_for_roll(now_ms) > config.segment_ms
+        if full or aged or segment.indexes_full() or not segment.can_hold_offset(last_offset):
+            return self._roll(first_offset)
+        return segment
+
+    def roll(self) -> SegmentInfo:
+        """Start a new active segment at the log end offset (no-op on an empty active segment)."""
+        self._check_open()
+        return self._roll(self._next_offset).info()
+
+    def _roll(self, base_offset: int) -> LogSegment:
+        base_offset = max(base_offset, self._next_offset)
+        active = self.active_segment
+        if active.is_empty:
+            if active.base_offset == base_offset:
+                return active
+            # Offsets jump (a follower copying a compacted leader): the empty
+            # segment would hold nothing, so the new one replaces it.
+            self._remove_segments([active])
+        else:
+            active.on_become_inactive()
+            active.release_indexes()
+        segment = LogSegment(
+            self._dir,
+            base_offset,
+            index_interval_bytes=self._config.index_interval_bytes,
+            max_index_size=self._config.segment_index_bytes,
+            created_ms=self._clock(),
+        )
+        segment.activate()
+        self._segments.add(segment)
+        self._dir_dirty = True
+        return segment
+
+    # ----------------------------------------------------------------- read
+
+    def read(
+        self,
+        start_offset: int,
+        max_bytes: int,
+        *,
+        max_offset: int | None = None,
+        min_one_batch: bool = True,
+    ) -> FetchSlice:
+        """Whole batches from the one holding ``start_offset``, from one segment.
+
+        At most ``max_bytes`` (but one batch of any size when
+        ``min_one_batch``), and only batches that end below ``max_offset``
+        (the high watermark or last stable offset) when given. Raises
+        ``OffsetOutOfRangeError`` outside ``[log_start_offset,
+        log_end_offset]``; at the log end the slice is empty.
+        """
+        self._check_open()
+        if not self._log_start_offset <= start_offset <= self._next_offset:
+            raise OffsetOutOfRangeError(start_offset, self._log_start_offset, self._next_offset)
+        if start_offset == self._next_offset or (max_offset is not None and start_offset >= max_offset):
+            return self._empty_slice(start_offset)
+        segment = self._segments.floor(start_offset) or self._segments.first
+        while segment is not None:
+            found = segment.read(start_offset, max_bytes, max_offset=max_offset, min_one_batch=min_one_batch)
+            if found is not None:
+                if found.size == 0:
+                    return FetchSlice(segment.file, found.position, 0, start_offset, start_offset - 1, segment.base_offset)
+                return FetchSlice(
+                    segment.file, found.position, found.size, found.first_offset, found.last_offset, segment.base_offset
+                )
+            # Nothing at or after start_offset here (an empty segment or a gap): try the next one.
+            segment = self._segments.higher(segment.base_offset)
+        return self._empty_slice(start_offset)
+
+    def _empty_slice(self, offset: int) -> FetchSlice:
+        active = self.active_segment
+        return FetchSlice(active.file, active.size, 0, offset, offset - 1, active.base_offset)
+
+    def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:
+        """The first batch at or after the log start whose maxTimestamp is >= ``timestamp``.
+
+        Batch granularity: the answer is the batch's maxTimestamp and base
+        offset (never below the log start offset); a caller wanting the exact
+        record decodes that batch. None when no batch is that recent.
+        """
+        self._check_open()
+        for segment in self._segments:
+            if segment.max_timestamp < timestamp or segment.next_offset <= self._log_start_offset:
+                continue
+            found = segment.find_offset_by_timestamp(timestamp, self._log_start_offset)
+            if found is not None:
+                return found
+        return None
+
+    def max_timestamp_and_offset(self) -> TimestampOffset | None:
+        """The largest batch timestamp in the log and the base offset of its batch."""
+        self._check_open()
+        best: TimestampOffset | None = None
+        for segment in self._segments:
+            if segment.max_timestamp >= 0 and (best is None or segment.max_timestamp > best.timestamp):
+                best = TimestampOffset(segment.max_timestamp, max(segment.offset_of_max_timestamp, self._log_start_offset))
+        return best
+
+    # ----------------------------------------------------------- truncation
+
+    def truncate_to(self, offset: int) -> bool:
+        """Drop every batch reaching ``offset`` or beyond; return whether anything went.
+
+        A batch straddling ``offset`` goes as a whole. Used by followers to
+        align with their leader; the result is fsynced so the removed data
+        cannot come back after a crash.
+        """
+        self._check_open()
+        if offset < 0:
+            raise ValueError(f"cannot truncate to negative offset {offset}")
+        if offset >= self._next_offset:
+            return False
+        first = self._segments.first
+        if first is None or offset < first.base_offset or offset < self._log_start_offset:
+            # Nothing readable survives; the log continues empty at ``offset``.
+            self.truncate_fully_and_start_at(offset)
+            return True
+        later = [segment for segment in self._segments if segment.base_offset > offset]
+        target = self._segments.floor(offset)
+        if target is None:
+            raise RuntimeError("a segment holds every offset at or above the first base offset")
+        self._remove_segments(later)
+        target.truncate_to(offset)
+        target.activate()
+        target.flush()
+        self._next_offset = target.next_offset
+        self._log_start_offset = min(self._log_start_offset, self._next_offset)
+        self._recovery_point = min(self._recovery_point, self._next_offset)
+        self._sync_directory()
+        return True
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Remove every segment and continue empty at ``offset``."""
+        self._check_open()
+        if offset < 0:
+            raise ValueError(f"cannot start a log at negative offset {offset}")
+        self._remove_segments(list(self._segments))
+        segment = LogSegment(
+            self._dir,
+            offset,
+            index_interval_bytes=self._config.index_interval_bytes,
+            max_index_size=self._config.segment_index_bytes,
+            created_ms=self._clock(),
+        )
+        segment.activate()
+        self._segments.add(segment)
+        self._next_offset = offset
+        self._log_start_offset = offset
+        self._recovery_point = offset
+        self._sync_directory()
+
+    # ------------------------------------------------------------ retention
+
+    def maybe_increment_log_start_offset(self, offset: int) -> bool:
+        """Move the log start offset forward to ``offset`` (DeleteRecords).
+
+        Segments wholly below the new start are deleted; the active one stays.
+        Returns whether the start moved. Raises ``OffsetOutOfRangeError`` past
+        the log end offset.
+        """
+        self._check_open()
+        if offset > self._next_offset:
+            raise OffsetOutOfRangeError(offset, self._log_start_offset, self._next_offset, what="new log start offset")
+        if offset <= self._log_start_offset:
+            return False
+        self._log_start_offset = offset
+        self._apply_retention(self._clock(), None, policy=RetentionPolicy(-1, -1, delete_enabled=False))
+        return True
+
+    def delete_records_before(self, offset: int) -> int:
+        """DeleteRecords: make ``offset`` the first readable one; return the log start offset."""
+        self.maybe_increment_log_start_offset(offset)
+        return self._log_start_offset
+
+    def delete_old_segments(self, now_ms: int | None = None, *, high_watermark: int | None = None) -> int:
+        """Apply retention (time, size, log start offset); return segments deleted.
+
+        Only segments whose successor starts at or below ``high_watermark``
+        (when given) are candidates, and never the active segment.
+        """
+        self._check_open()
+        config = self._config
+        policy = RetentionPolicy(config.retention_ms, config.retention_bytes, config.delete_enabled)
+        now = self._clock() if now_ms is None else now_ms
+        return len(self._apply_retention(now, high_watermark, policy=policy))
+
+    def _apply_retention(
+        self, now_ms: int, high_watermark: int | None, *, policy: RetentionPolicy
+    ) -> list[tuple[RetentionCandidate, DeletionReason]]:
+        ordered = list(self._segments)
+        candidates = [
+            RetentionCandidate(segment.base_offset, segment.size, segment.largest_timestamp(), successor.base_offset)
+            for segment, successor in zip(ordered, ordered[1:])
+        ]
+        chosen = deletable_prefix(
+            candidates,
+            policy=policy,
+            now_ms=now_ms,
+            log_start_offset=self._log_start_offset,
+            total_size=sum(segment.size for segment in ordered),
+            upper_bound_offset=high_watermark,
+        )
+        if chosen:
+            self._remove_segments(ordered[: len(chosen)])
+            first = self._segments.first
+            if first is not None:
+                self._log_start_offset = max(self._log_start_offset, first.base_offset)
+        return chosen
+
+    def _remove_segments(self, segments: list[LogSegment]) -> None:
+        """Take segments out of the log now; delete their files after the delay."""
+        if not segments:
+            return
+        now = self._clock()
+        delay = self._config.file_delete_delay_ms
+        for segment in segments:
+            self._segments.remove(segment.base_offset)
+            segment.release_indexes()
+            segment.rename_to(FileState.DELETED)
+            if delay == 0:
+                segment.delete_files()
+            else:
+                self._pending.schedule(segment, now + delay)
+        self._dir_dirty = True
+
+    def run_pending_deletes(self, now_ms: int | None = None) -> int:
+        """Delete the files of removed segments whose delay has passed; return how many."""
+        return self._pending.run(self._clock() if now_ms is None else now_ms)
+
+    # ---------------------------------------------------------------- flush
+
+    def flush(self, up_to_offset: int | None = None) -> None:
+        """fsync every segment holding offsets below ``up_to_offset`` (default: all)."""
+        self._check_open()
+        target = self._next_offset if up_to_offset is None else min(up_to_offset, self._next_offset)
+        if target <= self._recovery_point and not self._dir_dirty:
+            return
+        try:
+            for segment in self._segments.from_offset(self._recovery_point):
+                if segment.base_offset >= target:
+                    break
+                segment.flush()
+            if self._dir_dirty:
+                self._sync_directory()
+        except OSError as exc:
+            raise LogDirError(self._dir, f"flush failed: {exc.strerror or exc}") from exc
+        self._recovery_point = max(self._recovery_point, target)
+        self._last_flush_ms = self._clock()
+
+    def flush_if_due(self, now_ms: int) -> bool:
+        """Apply ``flush.ms``: flush when unflushed data waited that long."""
+        if self._closed or self.unflushed_messages == 0:
+            return False
+        if now_ms - self._last_flush_ms < self._config.flush_ms:
+            return False
+        self.flush()
+        return True
+
+    def flush_rolled_segments(self) -> bool:
+        """fsync segments that rolled since the last flush (up to the active segment)."""
+        if self._closed:
+            return False
+        active_base = self.active_segment.base_offset
+        if self._recovery_point >= active_base:
+            return False
+        self.flush(active_base)
+        return True
+
+    def _sync_directory(self) -> None:
+        fd = os.open(self._dir, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self._dir_dirty = False
+
+    # ------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        """Trim indexes, close every file and finish pending deletions."""
+        if self._closed:
+            return
+        for segment in self._segments:
+            segment.close()
+        self._pending.run_all()
+        self._closed = True
+
+    def delete(self) -> None:
+        """Close every file and remove the whole partition directory."""
+        for segment in self._segments:
+            segment.close_handles()
+        self._pending.close_all()
+        self._closed = True
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    def detach_to(self, new_directory: Path) -> None:
+        """Move the partition directory away (its deletion is scheduled) and stop serving.
+
+        File handles stay open, so slices already handed out remain readable
+        until :meth:`delete` runs.
+        """
+        self._check_open()
+        try:
+            os.replace(self._dir, new_directory)
+        except OSError as exc:
+            raise LogDirError(self._dir, f"cannot rename to {new_directory.name}: {exc.strerror or exc}") from exc
+        self._dir = new_directory
+        self._closed = True
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise LogClosedError(self._dir)
+
+    def __repr__(self) -> str:
+        return (
+            f"Log({self._dir.name}, start={self._log_start_offset}, end={self._next_offset}, "
+            f"segments={len(self._segments)})"
+        )

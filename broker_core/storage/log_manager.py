@@ -1,0 +1,266 @@
+"""Every partition log of a broker, across its ``log.dirs``.
+
+On start the manager opens each log dir (creating missing ones), reads its
+checkpoints, removes partition directories whose deletion was scheduled
+before a restart, and opens every ``<topic>-<partition>`` directory as a
+``Log``. A ``.kafka_cleanshutdown`` marker in a log dir means the previous
+shutdown flushed and closed everything there, so its logs skip recovery;
+the marker is removed once loading is done, so that a crash from then on is
+seen as unclean.
+
+Per log dir, ``recovery-point-offset-checkpoint`` and
+``log-start-offset-checkpoint`` record every log's flushed offset and log
+start offset; they are rewritten by ``checkpoint()`` (to be scheduled by the
+broker) and on ``shutdown()``.
+
+Concurrency: like ``Log``, the manager is used from one thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from broker_core.storage.checkpoint import OffsetCheckpointFile
+from broker_core.storage.config import LogConfig
+from broker_core.storage.errors import LogDirError
+from broker_core.storage.files import (
+    CLEAN_SHUTDOWN_FILE,
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+    TopicPartition,
+    deletion_dir_name,
+    is_deletion_dir_name,
+    is_future_dir_name,
+    parse_partition_dir_name,
+    partition_dir_name,
+)
+from broker_core.storage.log import Clock, Log
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass
+class _PendingLogDelete:
+    log: Log
+    due_ms: int
+
+
+class LogManager:
+    """Opens, creates, deletes, flushes, checkpoints and ages all partition logs."""
+
+    def __init__(
+        self,
+        log_dirs: list[Path],
+        default_config: LogConfig,
+        *,
+        clock: Clock,
+        topic_config: Callable[[str], LogConfig | None] | None = None,
+        unique_id: Callable[[], str] | None = None,
+    ) -> None:
+        """Load every log found under ``log_dirs``.
+
+        ``topic_config`` gives a topic's own config (None: the default);
+        ``unique_id`` names directories of deleted partitions.
+        Raises ``LogDirError`` for a log dir that is not a usable directory or
+        a partition present in two log dirs, ``CorruptCheckpointError`` for an
+        unparsable checkpoint file.
+        """
+        if not log_dirs:
+            raise ValueError("at least one log dir is needed")
+        resolved = [Path(d) for d in log_dirs]
+        if len({d.resolve() for d in resolved}) != len(resolved):
+            raise LogDirError(resolved[0], "the same log dir is listed twice")
+        self._dirs = resolved
+        self._default_config = default_config
+        self._clock = clock
+        self._topic_config = topic_config or (lambda topic: None)
+        self._unique_id = unique_id or (lambda: uuid.uuid4().hex)
+        self._logs: dict[TopicPartition, Log] = {}
+        self._deleting: list[_PendingLogDelete] = []
+        self._shut_down = False
+        for log_dir in self._dirs:
+            self._check_log_dir(log_dir)
+        for log_dir in self._dirs:
+            self._load_log_dir(log_dir)
+        for log_dir in self._dirs:
+            (log_dir / CLEAN_SHUTDOWN_FILE).unlink(missing_ok=True)
+
+    # --------------------------------------------------------------- loading
+
+    @staticmethod
+    def _check_log_dir(log_dir: Path) -> None:
+        if log_dir.exists() and not log_dir.is_dir():
+            raise LogDirError(log_dir, "is not a directory")
+        try:
+            log_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LogDirError(log_dir, f"cannot be created: {exc.strerror or exc}") from exc
+        if not os.access(log_dir, os.W_OK | os.X_OK):
+            raise LogDirError(log_dir, "is not writable")
+
+    def _load_log_dir(self, log_dir: Path) -> None:
+        clean = (log_dir / CLEAN_SHUTDOWN_FILE).exists()
+        recovery_points = OffsetCheckpointFile(log_dir / RECOVERY_POINT_CHECKPOINT).read()
+        log_starts = OffsetCheckpointFile(log_dir / LOG_START_OFFSET_CHECKPOINT).read()
+        for entry in sorted(os.scandir(log_dir), key=lambda e: e.name):
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            if is_deletion_dir_name(entry.name):
+                _log.info("removing %s, a partition deleted before the restart", entry.path)
+                shutil.rmtree(entry.path, ignore_errors=True)
+                continue
+            if is_future_dir_name(entry.name):
+                _log.warning("ignoring %s: moving logs between dirs is not supported", entry.path)
+                continue
+            tp = parse_partition_dir_name(entry.name)
+            if tp is None:
+                _log.warning("ignoring %s: not a <topic>-<partition> directory", entry.path)
+                continue
+            if tp in self._logs:
+                raise LogDirError(
+                    Path(entry.path), f"partition {tp} is also in {self._logs[tp].directory.parent}"
+                )
+            self._logs[tp] = Log.open(
+                Path(entry.path),
+                self._config_for(tp.topic),
+                clock=self._clock,
+                recovery_point=recovery_points.get(tp, 0),
+                log_start_offset=log_starts.get(tp),
+                had_clean_shutdown=clean,
+            )
+
+    def _config_for(self, topic: str) -> LogConfig:
+        config = self._topic_config(topic)
+        return config if config is not None else self._default_config
+
+    # ------------------------------------------------------------------ logs
+
+    @property
+    def log_dirs(self) -> list[Path]:
+        return list(self._dirs)
+
+    def get_log(self, topic: str, partition: int) -> Log | None:
+        return self._logs.get(TopicPartition(topic, partition))
+
+    def all_logs(self) -> dict[TopicPartition, Log]:
+        return dict(self._logs)
+
+    def get_or_create_log(self, topic: str, partition: int, config: LogConfig | None = None) -> Log:
+        """The partition's log, created in the least loaded log dir when absent.
+
+        A ``config`` given for an existing log replaces its config.
+        """
+        self._check_running()
+        tp = TopicPartition(topic, partition)
+        existing = self._logs.get(tp)
+        if existing is not None:
+            if config is not None and config != existing.config:
+                existing.update_config(config)
+            return existing
+        name = partition_dir_name(tp)
+        log_dir = min(self._dirs, key=lambda d: sum(1 for log in self._logs.values() if log.directory.parent == d))
+        log = Log.open(log_dir / name, config or self._config_for(topic), clock=self._clock)
+        self._logs[tp] = log
+        return log
+
+    def update_topic_config(self, topic: str, config: LogConfig) -> None:
+        for tp, log in self._logs.items():
+            if tp.topic == topic:
+                log.update_config(config)
+
+    def delete_log(self, topic: str, partition: int) -> bool:
+        """Take the partition offline now and remove its files after ``file.delete.delay.ms``."""
+        self._check_running()
+        tp = TopicPartition(topic, partition)
+        log = self._logs.pop(tp, None)
+        if log is None:
+            return False
+        target = log.directory.parent / deletion_dir_name(tp, self._unique_id())
+        log.detach_to(target)
+        self._deleting.append(_PendingLogDelete(log, self._clock() + log.config.file_delete_delay_ms))
+        self._write_checkpoints(log.directory.parent)
+        return True
+
+    # ------------------------------------------------------------ background
+
+    def run_retention(self, now_ms: int | None = None, *, high_watermark: Callable[[TopicPartition], int | None] | None = None) -> int:
+        """Apply every log's retention; return segments deleted.
+
+        ``high_watermark`` bounds what may go per partition (None: no bound).
+        """
+        now = self._clock() if now_ms is None else now_ms
+        deleted = 0
+        for tp, log in list(self._logs.items()):
+            bound = high_watermark(tp) if high_watermark is not None else None
+            deleted += log.delete_old_segments(now, high_watermark=bound)
+        return deleted
+
+    def flush_dirty(self, now_ms: int | None = None) -> int:
+        """fsync rolled segments and logs whose ``flush.ms`` has passed; return logs flushed."""
+        now = self._clock() if now_ms is None else now_ms
+        flushed = 0
+        for log in list(self._logs.values()):
+            rolled = log.flush_rolled_segments()
+            if log.flush_if_due(now) or rolled:
+                flushed += 1
+        return flushed
+
+    def run_pending_deletes(self, now_ms: int | None = None) -> int:
+        """Delete the files of removed segments and partitions that are due; return how many."""
+        now = self._clock() if now_ms is None else now_ms
+        deleted = sum(log.run_pending_deletes(now) for log in self._logs.values())
+        due = [pending for pending in self._deleting if pending.due_ms <= now]
+        for pending in due:
+            pending.log.delete()
+            self._deleting.remove(pending)
+            deleted += 1
+        return deleted
+
+    def checkpoint(self) -> None:
+        """Rewrite both checkpoint files of every log dir."""
+        for log_dir in self._dirs:
+            self._write_checkpoints(log_dir)
+
+    def _write_checkpoints(self, log_dir: Path) -> None:
+        logs = {tp: log for tp, log in self._logs.items() if log.directory.parent == log_dir}
+        OffsetCheckpointFile(log_dir / RECOVERY_POINT_CHECKPOINT).write(
+            {tp: log.recovery_point for tp, log in logs.items()}
+        )
+        OffsetCheckpointFile(log_dir / LOG_START_OFFSET_CHECKPOINT).write(
+            {tp: log.log_start_offset for tp, log in logs.items()}
+        )
+
+    # -------------------------------------------------------------- shutdown
+
+    def shutdown(self) -> None:
+        """Flush and close every log, write checkpoints and the clean-shutdown markers."""
+        if self._shut_down:
+            return
+        for log in self._logs.values():
+            log.flush()
+        for pending in self._deleting:
+            pending.log.delete()
+        self._deleting.clear()
+        for log in self._logs.values():
+            log.close()
+        self.checkpoint()
+        for log_dir in self._dirs:
+            marker = log_dir / CLEAN_SHUTDOWN_FILE
+            with open(marker, "w") as f:
+                os.fsync(f.fileno())
+            fd = os.open(log_dir, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        self._shut_down = True
+
+    def _check_running(self) -> None:
+        if self._shut_down:
+            raise RuntimeError("the log manager has shut down")

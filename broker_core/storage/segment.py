@@ -1,0 +1,522 @@
+"""One segment of a partition's log: a ``.log`` file and its two indexes.
+
+The ``.log`` holds record batches exactly as they travel on the wire, back to
+back, with strictly increasing offsets, the first at or above the segment's
+base offset and the last within ``base_offset + 2**31 - 1`` (index entries
+store offsets relative to the base as int32). Positions are int32 as well, so
+a segment never exceeds 2 GiB.
+
+The segment keeps in memory what the log needs on every append: its size, the
+next offset, the largest batch timestamp and when its first batch arrived
+(for ``segment.ms``). Only the writer mutates a segment; reads use ``pread``
+on the same file and see every completed append.
+
+Crash behaviour: the ``.log`` is the truth. Appends write the bytes first and
+index them afterwards; ``recover`` re-validates batches from the start of the
+segment and rebuilds both indexes, truncating at the first batch that is torn,
+fails its CRC, or breaks offset order.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Iterator, Sequence, TypeVar
+
+from broker_core.records.batch import (
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    NO_TIMESTAMP,
+    BatchHeader,
+    batch_crc,
+    validate_batch,
+)
+from broker_core.records.errors import CorruptRecordError
+from broker_core.storage.batch_reader import BatchReader, pread_fully
+from broker_core.storage.errors import CorruptIndexError
+from broker_core.storage.files import FileState, SegmentPaths, segment_paths
+from broker_core.storage.offset_index import OffsetIndex
+from broker_core.storage.time_index import TimeIndex, TimestampOffset
+
+INT32_MAX = (1 << 31) - 1
+_RECOVERY_WINDOW = 1 << 20
+
+_Index = TypeVar("_Index", OffsetIndex, TimeIndex)
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentInfo:
+    """A read-only summary of one segment."""
+
+    base_offset: int
+    next_offset: int
+    size: int
+    max_timestamp: int
+    path: Path
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentRead:
+    """Whole batches of one segment: ``size`` bytes at ``position``."""
+
+    position: int
+    size: int
+    first_offset: int
+    last_offset: int
+
+
+class LogSegment:
+    """A segment's files, opened for reading and (while active) appending."""
+
+    def __init__(
+        self,
+        directory: Path,
+        base_offset: int,
+        *,
+        index_interval_bytes: int,
+        max_index_size: int,
+        created_ms: int,
+    ) -> None:
+        """Open (creating when absent) the segment's files.
+
+        Index files that cannot even be opened (not a whole number of entries)
+        are replaced by empty ones and ``needs_index_rebuild`` is set; call
+        ``load`` or ``recover`` before using the segment.
+        """
+        self.base_offset = base_offset
+        self._directory = directory
+        self._state = FileState.LIVE
+        self._paths = segment_paths(directory, base_offset)
+        self._index_interval = index_interval_bytes
+        self._created_ms = created_ms
+        self._file: BinaryIO = open(self._paths.log, "r+b" if self._paths.log.exists() else "x+b", buffering=0)
+        self._fd = self._file.fileno()
+        self._size = os.fstat(self._fd).st_size
+        # A non-empty log without its index files needs them rebuilt.
+        self.needs_index_rebuild = self._size > 0 and not (
+            self._paths.index.exists() and self._paths.time_index.exists()
+        )
+        self.offset_index = self._open_index(OffsetIndex, self._paths.index, max_index_size)
+        self.time_index = self._open_index(TimeIndex, self._paths.time_index, max_index_size)
+        self._next_offset = base_offset
+        self._max_timestamp = NO_TIMESTAMP
+        self._offset_of_max_timestamp = -1
+        # When the first batch arrived, by the broker's clock: segment.ms counts from here.
+        self._roll_base_ms: int | None = None
+        self._bytes_since_index_entry = 0
+        self._closed = False
+
+    def _open_index(self, cls: type[_Index], path: Path, max_index_size: int) -> _Index:
+        try:
+            return cls(path, self.base_offset, max_index_size)
+        except CorruptIndexError:
+            self.needs_index_rebuild = True
+            path.unlink()
+            return cls(path, self.base_offset, max_index_size)
+
+    # ------------------------------------------------------------ properties
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    @property
+    def next_offset(self) -> int:
+        """One past the last offset held, or the base offset when empty."""
+        return self._next_offset
+
+    @property
+    def is_empty(self) -> bool:
+        return self._size == 0
+
+    @property
+    def max_timestamp(self) -> int:
+        """Largest batch maxTimestamp in the segment, or -1."""
+        return self._max_timestamp
+
+    @property
+    def offset_of_max_timestamp(self) -> int:
+        return self._offset_of_max_timestamp
+
+    @property
+    def file(self) -> BinaryIO:
+        return self._file
+
+    @property
+    def paths(self) -> SegmentPaths:
+        return self._paths
+
+    @property
+    def log_path(self) -> Path:
+        return self._paths.log
+
+    def largest_timestamp(self) -> int:
+        """What retention ages the segment by: its largest batch timestamp,
+        or the file's modification time when no batch carries one."""
+        if self._max_timestamp >= 0:
+            return self._max_timestamp
+        return os.fstat(self._fd).st_mtime_ns // 1_000_000
+
+    def info(self) -> SegmentInfo:
+        return SegmentInfo(self.base_offset, self._next_offset, self._size, self._max_timestamp, self._paths.log)
+
+    # --------------------------------------------------------------- writing
+
+    def can_hold_offset(self, offset: int) -> bool:
+        return 0 <= offset - self.base_offset <= INT32_MAX
+
+    def time_waited_for_roll(self, now_ms: int) -> int:
+        """Milliseconds since the first batch was appended (0 while empty).
+
+        Measured on the broker's clock, so producer timestamps far in the
+        past cannot force a roll per append. A segment loaded from disk
+        counts from its first batch's timestamp, but never from later than
+        the moment it was opened.
+        """
+        if self._roll_base_ms is None:
+            return 0
+        return now_ms - self._roll_base_ms
+
+    def append(
+        self, data: bytes | bytearray | memoryview, headers: Sequence[BatchHeader], *, now_ms: int | None = None
+    ) -> int:
+        """Write validated, stamped batches at the end; return their position.
+
+        ``headers`` describe the batches of ``data`` with positions relative
+        to ``data``. The bytes go out in one write before any index changes,
+        so a failed write leaves the indexes describing the old end.
+        """
+        position = self._size
+        if position + len(data) > INT32_MAX:
+            raise ValueError(f"segment {self._paths.log} would exceed 2 GiB")
+        if headers and not self.can_hold_offset(headers[-1].last_offset):
+            raise ValueError(f"offset {headers[-1].last_offset} does not fit segment {self.base_offset}")
+        written = 0
+        view = memoryview(data)
+        try:
+            while written < len(view):
+                written += os.pwrite(self._fd, view[written:], position + written)
+        except OSError:
+            os.ftruncate(self._fd, position)
+            raise
+        self._size = position + written
+        if self._roll_base_ms is None and headers:
+            self._roll_base_ms = self._created_ms if now_ms is None else now_ms
+        for header in headers:
+            self._index_batch(header.base_offset, header.last_offset, header.max_timestamp, position + header.position, header.size)
+        return position
+
+    def _index_batch(self, base_offset: int, last_offset: int, max_timestamp: int, position: int, size: int) -> None:
+        if max_timestamp > self._max_timestamp:
+            self._max_timestamp = max_timestamp
+            self._offset_of_max_timestamp = base_offset
+        # A full index stays correct, only sparser: the log rolls before the
+        # next append, but one append may carry several batches.
+        if self._bytes_since_index_entry > self._index_interval and not self.offset_index.is_full:
+            self.offset_index.append(base_offset, position)
+            if not self.time_index.is_full:
+                self.time_index.maybe_append(self._max_timestamp, self._offset_of_max_timestamp)
+            self._bytes_since_index_entry = 0
+        self._bytes_since_index_entry += size
+        self._next_offset = last_offset + 1
+
+    def indexes_full(self) -> bool:
+        return self.offset_index.is_full or self.time_index.is_full
+
+    def activate(self) -> None:
+        """Make the segment the log's active one: indexes preallocated for appends."""
+        self.offset_index.activate()
+        self.time_index.activate()
+
+    def on_become_inactive(self) -> None:
+        """Record the segment's largest timestamp in the time index and trim both indexes."""
+        index = self.time_index
+        if self._max_timestamp > index.last_entry.timestamp and index.entries < index.max_entries:
+            index.activate()
+            index.maybe_append(self._max_timestamp, self._offset_of_max_timestamp, final=True)
+        self.offset_index.trim()
+        self.time_index.trim()
+
+    def set_index_interval(self, index_interval_bytes: int) -> None:
+        self._index_interval = index_interval_bytes
+
+    def resize_indexes(self, max_index_size: int) -> None:
+        self.offset_index.resize(max_index_size)
+        self.time_index.resize(max_index_size)
+
+    # --------------------------------------------------------------- reading
+
+    def reader(self) -> BatchReader:
+        return BatchReader(self._fd, self._size)
+
+    def iter_headers(self, start_position: int = 0) -> Iterator[BatchHeader]:
+        """Headers of the batches from ``start_position`` (a batch boundary) on."""
+        reader = self.reader()
+        position = start_position
+        while position < self._size:
+            header = reader.next_header(position)
+            yield header
+            position += header.size
+
+    def translate_offset(self, offset: int) -> BatchHeader | None:
+        """The first batch whose last offset is >= ``offset``, or None."""
+        return self._seek(self.reader(), offset)
+
+    def _seek(self, reader: BatchReader, offset: int) -> BatchHeader | None:
+        # The index gives a batch at or before the target; a short walk finds it.
+        position = self.offset_index.lookup(offset).position
+        while position < self._size:
+            header = reader.next_header(position)
+            if header.last_offset >= offset:
+                return header
+            position += header.size
+        return None
+
+    def read(
+        self,
+        start_offset: int,
+        max_bytes: int,
+        *,
+        max_offset: int | None = None,
+        min_one_batch: bool = True,
+    ) -> SegmentRead | None:
+        """Whole batches from the one holding ``start_offset``.
+
+        Stops before ``max_bytes`` would be exceeded (but returns one batch of
+        any size when ``min_one_batch``) and before the first batch reaching
+        ``max_offset``. None when no batch at or after ``start_offset`` is in
+        this segment; an empty read when the limits allow no batch.
+        """
+        reader = self.reader()
+        first = self._seek(reader, start_offset)
+        if first is None:
+            return None
+        if (max_offset is not None and first.last_offset >= max_offset) or (
+            first.size > max_bytes and not min_one_batch
+        ):
+            return SegmentRead(first.position, 0, first.base_offset, first.base_offset - 1)
+        limit = first.position + max(max_bytes, first.size)
+        end = first.position + first.size
+        last_offset = first.last_offset
+        # No header read when not even the smallest batch would fit the budget.
+        while end < self._size and limit - end >= HEADER_SIZE:
+            header = reader.next_header(end)
+            if end + header.size > limit or (max_offset is not None and header.last_offset >= max_offset):
+                break
+            end += header.size
+            last_offset = header.last_offset
+        return SegmentRead(first.position, end - first.position, first.base_offset, last_offset)
+
+    def read_bytes(self, position: int, size: int) -> bytes:
+        return pread_fully(self._fd, size, position)
+
+    def find_offset_by_timestamp(self, timestamp: int, start_offset: int) -> TimestampOffset | None:
+        """The first batch at or after ``start_offset`` whose maxTimestamp is >= ``timestamp``.
+
+        Answers at batch granularity: the batch's maxTimestamp and its base
+        offset (raised to ``start_offset`` when the batch straddles it).
+        """
+        entry = self.time_index.lookup(timestamp)
+        position = self.offset_index.lookup(max(entry.offset, start_offset)).position
+        for header in self.iter_headers(position):
+            if header.max_timestamp >= timestamp and header.last_offset >= start_offset:
+                return TimestampOffset(header.max_timestamp, max(header.base_offset, start_offset))
+        return None
+
+    # -------------------------------------------------------------- loading
+
+    def load(self) -> None:
+        """Trust the log and take the in-memory state from the indexes.
+
+        Raises ``CorruptIndexError`` when an index does not fit the log, and
+        ``CorruptRecordError`` when the batches after the last index entry do
+        not frame; the caller then recovers the segment instead.
+        """
+        if self.needs_index_rebuild:
+            raise CorruptIndexError(self._paths.index, "index files had to be recreated")
+        self.offset_index.sanity_check(self._size)
+        last = self.offset_index.last_entry
+        next_offset = self.base_offset
+        previous_last = self.base_offset - 1
+        for header in self.iter_headers(last.position):
+            at_last_entry = header.position == last.position and self.offset_index.entries
+            if at_last_entry and not header.base_offset <= last.offset <= header.last_offset:
+                raise CorruptIndexError(
+                    self._paths.index,
+                    f"last entry names offset {last.offset}, the batch there holds "
+                    f"{header.base_offset}..{header.last_offset}",
+                )
+            if header.base_offset <= previous_last or not self.can_hold_offset(header.last_offset):
+                raise CorruptRecordError(f"offsets go back at position {header.position} of {self._paths.log}")
+            previous_last = header.last_offset
+            next_offset = header.next_offset
+        self._next_offset = next_offset
+        self.time_index.sanity_check(self._next_offset)
+        final = self.time_index.last_entry
+        self._max_timestamp = final.timestamp
+        self._offset_of_max_timestamp = final.offset if final.timestamp >= 0 else -1
+        self._roll_base_ms = self._loaded_roll_base()
+        self._bytes_since_index_entry = 0
+
+    def refresh_max_timestamp(self) -> None:
+        """Recompute the largest timestamp exactly, reading only the batches the
+        time index does not cover (those from its last entry's batch on)."""
+        last = self.time_index.last_entry
+        if last.timestamp >= 0:
+            max_ts, offset_of_max = last.timestamp, last.offset
+            position = self.offset_index.lookup(last.offset).position
+        else:
+            max_ts, offset_of_max = NO_TIMESTAMP, -1
+            position = 0
+        for header in self.iter_headers(position):
+            if header.max_timestamp > max_ts:
+                max_ts, offset_of_max = header.max_timestamp, header.base_offset
+        self._max_timestamp = max_ts
+        self._offset_of_max_timestamp = offset_of_max
+
+    def _loaded_roll_base(self) -> int | None:
+        if self._size < HEADER_SIZE:
+            return None
+        first_timestamp = self.reader().header_at(0).max_timestamp
+        if first_timestamp < 0:
+            return self._created_ms
+        return min(first_timestamp, self._created_ms)
+
+    def recover(self, *, crc_from_offset: int = 0, min_base_offset: int | None = None) -> int:
+        """Re-validate the batches and rebuild both indexes; return bytes truncated.
+
+        Batches whose last offset is below ``crc_from_offset`` (already
+        flushed) are checked for framing and order only; the rest also for
+        their CRC. The segment is cut at the first batch that is torn,
+        corrupt, below ``min_base_offset`` or not strictly after the previous
+        one.
+        """
+        self.offset_index.reset()
+        self.time_index.reset()
+        self.activate()
+        self._max_timestamp = NO_TIMESTAMP
+        self._offset_of_max_timestamp = -1
+        self._bytes_since_index_entry = 0
+        self._next_offset = self.base_offset
+        lowest = self.base_offset if min_base_offset is None else max(self.base_offset, min_base_offset)
+        reader = BatchReader(self._fd, self._size, window=_RECOVERY_WINDOW)
+        position = 0
+        while position < self._size:
+            header = self._valid_batch_at(reader, position, crc_from_offset, lowest)
+            if header is None:
+                break
+            self._index_batch(header.base_offset, header.last_offset, header.max_timestamp, position, header.size)
+            lowest = header.next_offset
+            position += header.size
+        truncated = self._size - position
+        if truncated:
+            os.ftruncate(self._fd, position)
+            self._size = position
+        self._roll_base_ms = self._loaded_roll_base()
+        return truncated
+
+    def _valid_batch_at(self, reader: BatchReader, position: int, crc_from_offset: int, lowest: int) -> BatchHeader | None:
+        """The batch at ``position`` if it is whole, valid and in order, else None.
+
+        The header's ``position`` is 0 (relative to the batch).
+        """
+        try:
+            _, length = reader.offset_and_length_at(position)
+            size = length + LOG_OVERHEAD
+            if length < HEADER_SIZE - LOG_OVERHEAD or position + size > self._size:
+                return None
+            buf = reader.view(position, size)
+            header = validate_batch(buf, 0, check_crc=False)
+        except CorruptRecordError:
+            return None
+        if header.base_offset < lowest or not self.can_hold_offset(header.last_offset):
+            return None
+        if header.last_offset >= crc_from_offset and batch_crc(buf, 0, size) != header.crc:
+            return None
+        return header
+
+    # ------------------------------------------------------------ truncation
+
+    def truncate_to(self, offset: int) -> int:
+        """Drop every batch whose last offset is >= ``offset``; return bytes removed.
+
+        A batch straddling ``offset`` goes as a whole, so the segment may end
+        below ``offset``.
+        """
+        header = self.translate_offset(offset)
+        if header is None:
+            return 0
+        position = header.position
+        removed = self._size - position
+        os.ftruncate(self._fd, position)
+        self._size = position
+        # Offsets between the last kept batch and ``offset`` may be a gap left
+        # by compaction; the log then ends at ``offset`` itself.
+        self._next_offset = max(self.base_offset, min(header.base_offset, offset))
+        self.offset_index.truncate_to_position(position)
+        self.time_index.truncate_to(self._next_offset)
+        self._bytes_since_index_entry = 0
+        if position == 0:
+            self._roll_base_ms = None
+            self._max_timestamp = NO_TIMESTAMP
+            self._offset_of_max_timestamp = -1
+        else:
+            self.refresh_max_timestamp()
+        return removed
+
+    # ------------------------------------------------------------ lifecycle
+
+    def flush(self) -> None:
+        """fsync the log and both indexes."""
+        os.fsync(self._fd)
+        self.offset_index.flush()
+        self.time_index.flush()
+
+    def rename_to(self, state: FileState) -> None:
+        """Rename every file of the segment into ``state``; open handles stay valid."""
+        target = segment_paths(self._directory, self.base_offset, state)
+        os.replace(self._paths.log, target.log)
+        self.offset_index.rename(target.index)
+        self.time_index.rename(target.time_index)
+        if self._paths.txn_index.exists():
+            os.replace(self._paths.txn_index, target.txn_index)
+        self._paths = target
+        self._state = state
+
+    @property
+    def state(self) -> FileState:
+        return self._state
+
+    def release_indexes(self) -> None:
+        """Unmap the indexes of a segment that is not being written; lookups remap."""
+        self.offset_index.release()
+        self.time_index.release()
+
+    def close(self) -> None:
+        """Close the files; an active segment becomes inactive first."""
+        if self._closed:
+            return
+        if self._state is FileState.LIVE:
+            self.on_become_inactive()
+        self.offset_index.release()
+        self.time_index.release()
+        self._file.close()
+        self._closed = True
+
+    def close_handles(self) -> None:
+        """Close the files without touching them on disk."""
+        self.offset_index.release()
+        self.time_index.release()
+        if not self._closed:
+            self._file.close()
+            self._closed = True
+
+    def delete_files(self) -> None:
+        """Close and remove every file of the segment."""
+        self.close_handles()
+        for path in self._paths.all():
+            path.unlink(missing_ok=True)
+
+    def __repr__(self) -> str:
+        return f"LogSegment(base={self.base_offset}, size={self._size}, next={self._next_offset})"

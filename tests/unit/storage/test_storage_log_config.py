@@ -1,0 +1,73 @@
+"""LogConfig: Kafka's topic-level names, defaults and bounds."""
+
+from __future__ import annotations
+
+import pytest
+
+from broker_core.storage.config import KAFKA_NAMES, LONG_MAX, LogConfig
+from broker_core.storage.errors import LogConfigError
+
+
+def test_defaults_are_kafkas():
+    config = LogConfig()
+    assert config.segment_bytes == 1024**3
+    assert config.segment_ms == config.retention_ms == 604_800_000
+    assert config.retention_bytes == -1
+    assert config.index_interval_bytes == 4096
+    assert config.segment_index_bytes == 10 * 1024**2
+    assert config.flush_messages == config.flush_ms == LONG_MAX
+    assert config.file_delete_delay_ms == 60_000
+    assert config.max_message_bytes == 1_048_588
+    assert config.message_timestamp_type == "CreateTime"
+    assert config.cleanup_policy == "delete"
+
+
+def test_every_field_has_its_kafka_topic_config_name():
+    assert KAFKA_NAMES["segment.bytes"] == "segment_bytes"
+    assert KAFKA_NAMES["segment.index.bytes"] == "segment_index_bytes"
+    assert KAFKA_NAMES["file.delete.delay.ms"] == "file_delete_delay_ms"
+    assert KAFKA_NAMES["message.timestamp.type"] == "message_timestamp_type"
+    assert len(KAFKA_NAMES) == 12
+
+
+def test_from_topic_configs_parses_kafka_named_text_and_ignores_other_names():
+    config = LogConfig.from_topic_configs(
+        {"segment.bytes": "1048576", "retention.ms": -1, "cleanup.policy": ["compact", "delete"], "min.insync.replicas": "2"}
+    )
+    assert config.segment_bytes == 1_048_576
+    assert config.retention_ms == -1
+    assert config.compact_enabled and config.delete_enabled
+
+
+def test_to_topic_configs_round_trips():
+    config = LogConfig(segment_bytes=5_000, message_timestamp_type="LogAppendTime")
+    assert LogConfig.from_topic_configs(config.to_topic_configs()) == config
+    assert config.log_append_time
+
+
+def test_the_broker_config_layer_produces_exactly_these_fields():
+    from broker_core.config.topic_config import LOG_CONFIG_FIELDS
+
+    assert set(LOG_CONFIG_FIELDS) == set(KAFKA_NAMES.values())
+
+
+@pytest.mark.parametrize(
+    "changes, name",
+    [
+        ({"segment_bytes": 10}, "segment.bytes"),
+        ({"retention_ms": -2}, "retention.ms"),
+        ({"segment_index_bytes": 8}, "segment.index.bytes"),
+        ({"flush_messages": 0}, "flush.messages"),
+        ({"message_timestamp_type": "BrokerTime"}, "message.timestamp.type"),
+        ({"cleanup_policy": "shred"}, "cleanup.policy"),
+        ({"index_interval_bytes": "4096"}, "index.interval.bytes"),
+    ],
+)
+def test_out_of_range_values_raise_a_typed_error_naming_the_config(changes, name):
+    with pytest.raises(LogConfigError, match=name):
+        LogConfig(**changes)
+
+
+def test_non_numeric_text_for_a_number_is_refused():
+    with pytest.raises(LogConfigError, match="segment.ms"):
+        LogConfig.from_topic_configs({"segment.ms": "soon"})
