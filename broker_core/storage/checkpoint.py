@@ -4,7 +4,7 @@ Text layout (Kafka's)::
 
     0                  version
     2                  number of entries
-    orders 0 1200      one entry per line, fields separated by one space
+    orders 0 1200      one entry per line, fields separated by whitespace
     orders 1 980
 
 Writes go to ``<name>.tmp``, are fsynced, renamed over the file, and the
@@ -89,8 +89,9 @@ class CheckpointFile(Generic[T]):
             raise CorruptCheckpointError(self.path, f"line 2: declares {count} entries, the file has {len(body)}")
         entries = []
         for number, line in enumerate(body, start=3):
-            fields = line.split(" ")
-            if len(fields) != self._fields or any(not field for field in fields):
+            # Kafka's own reader splits on any run of whitespace; so do we.
+            fields = line.split()
+            if len(fields) != self._fields:
                 raise CorruptCheckpointError(
                     self.path, f"line {number}: expected {self._fields} space-separated fields, got {line!r}"
                 )

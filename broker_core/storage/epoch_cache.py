@@ -27,28 +27,20 @@ from __future__ import annotations
 
 import bisect
 import logging
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from broker_core.storage.checkpoint import CHECKPOINT_VERSION, CheckpointFile
+from broker_core.storage.errors import CorruptCheckpointError
+
 logger = logging.getLogger(__name__)
 
 CHECKPOINT_FILE_NAME = "leader-epoch-checkpoint"
-CHECKPOINT_VERSION = 0
 UNDEFINED_EPOCH = -1
 UNDEFINED_EPOCH_OFFSET = -1
 
 _INTEGER = re.compile(r"-?[0-9]+")
-
-
-class CorruptCheckpointError(Exception):
-    """A leader-epoch checkpoint file that cannot be parsed."""
-
-    def __init__(self, path: Path, reason: str) -> None:
-        super().__init__(f"corrupt leader-epoch checkpoint {path}: {reason}")
-        self.path = path
-        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,61 +51,40 @@ class EpochEntry:
     start_offset: int
 
 
+def _checkpoint(path: Path) -> CheckpointFile[EpochEntry]:
+    return CheckpointFile(
+        path,
+        version=CHECKPOINT_VERSION,
+        format_entry=lambda e: f"{e.epoch} {e.start_offset}",
+        parse_fields=_parse_entry,
+        fields_per_entry=2,
+    )
+
+
+def _parse_entry(fields: list[str]) -> EpochEntry:
+    epoch, start_offset = (_strict_int(field) for field in fields)
+    if epoch < 0 or start_offset < 0:
+        raise ValueError(f"negative epoch or offset in {' '.join(fields)!r}")
+    return EpochEntry(epoch, start_offset)
+
+
+def _strict_int(text: str) -> int:
+    # int() would also accept "+1", "1_000" and non-ASCII digits; the format has none of them.
+    if not _INTEGER.fullmatch(text):
+        raise ValueError(f"malformed number {text!r}")
+    return int(text)
+
+
 def read_checkpoint(path: Path) -> list[EpochEntry]:
     """Parse a checkpoint file; a missing or empty file holds no entries."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    if path.exists() and path.stat().st_size == 0:
         return []
-    if not raw:
-        return []
-    try:
-        lines = raw.decode("utf-8").split("\n")
-    except UnicodeDecodeError as exc:
-        raise CorruptCheckpointError(path, f"not UTF-8 text ({exc.reason})") from None
-    if lines[-1] == "":
-        lines.pop()  # the final line end
-    if len(lines) < 2:
-        raise CorruptCheckpointError(path, "missing the version or entry-count line")
-    version = _parse_int(path, lines[0])
-    if version != CHECKPOINT_VERSION:
-        raise CorruptCheckpointError(path, f"unknown version {version}, expected {CHECKPOINT_VERSION}")
-    count = _parse_int(path, lines[1])
-    if count != len(lines) - 2:
-        raise CorruptCheckpointError(path, f"declares {count} entries but holds {len(lines) - 2}")
-    entries = []
-    for line in lines[2:]:
-        fields = line.split()
-        if len(fields) != 2:
-            raise CorruptCheckpointError(path, f"malformed line {line!r}")
-        epoch, start_offset = _parse_int(path, fields[0]), _parse_int(path, fields[1])
-        if epoch < 0 or start_offset < 0:
-            raise CorruptCheckpointError(path, f"negative epoch or offset in line {line!r}")
-        entries.append(EpochEntry(epoch, start_offset))
-    return entries
-
-
-def _parse_int(path: Path, text: str) -> int:
-    # int() would also accept "+1", "1_000" and non-ASCII digits; the format has none of them.
-    if not _INTEGER.fullmatch(text.strip()):
-        raise CorruptCheckpointError(path, f"malformed number {text!r}")
-    return int(text)
+    return _checkpoint(path).read()
 
 
 def write_checkpoint(path: Path, entries: list[EpochEntry]) -> None:
     """Replace the checkpoint atomically (temp file, fsync, rename, fsync of the directory)."""
-    text = f"{CHECKPOINT_VERSION}\n{len(entries)}\n" + "".join(f"{e.epoch} {e.start_offset}\n" for e in entries)
-    temp = path.with_name(path.name + ".tmp")
-    with open(temp, "wb") as f:
-        f.write(text.encode("utf-8"))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(temp, path)
-    fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    _checkpoint(path).write(entries)
 
 
 class LeaderEpochFileCache:

@@ -213,18 +213,18 @@ def test_writes_leave_no_temporary_file(tmp_path):
 
 
 CORRUPT_FILES = [
-    ("unknown version", "1\n0\n", "unknown version"),
+    ("unknown version", "1\n0\n", "unsupported version"),
     ("version line only", "0\n", "missing"),
-    ("count larger than the entries", "0\n2\n1 0\n", "declares 2 entries but holds 1"),
-    ("count smaller than the entries", "0\n1\n1 0\n2 5\n", "declares 1 entries but holds 2"),
-    ("three fields", "0\n1\n1 0 9\n", "malformed line"),
-    ("one field", "0\n1\n1\n", "malformed line"),
-    ("blank entry line", "0\n1\n\n", "malformed line"),
+    ("count larger than the entries", "0\n2\n1 0\n", "declares 2 entries, the file has 1"),
+    ("count smaller than the entries", "0\n1\n1 0\n2 5\n", "declares 1 entries, the file has 2"),
+    ("three fields", "0\n1\n1 0 9\n", "space-separated fields"),
+    ("one field", "0\n1\n1\n", "space-separated fields"),
+    ("blank entry line", "0\n1\n\n", "space-separated fields"),
     ("not a number", "0\n1\n1 x\n", "malformed number"),
     ("signed with plus", "0\n1\n+1 0\n", "malformed number"),
     ("double minus", "0\n1\n--1 0\n", "malformed number"),
     ("negative offset", "0\n1\n1 -4\n", "negative"),
-    ("not text", b"\xff\xfe\n", "not UTF-8"),
+    ("not text", b"\xff\xfe\n", "utf-8"),
 ]
 
 
