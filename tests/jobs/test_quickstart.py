@@ -1,0 +1,38 @@
+"""The README's main job, run as a user would run it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from jobs.quickstart import PAGES, run
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_every_event_is_counted_exactly_once_per_minute_and_page(tmp_path):
+    counts = run(tmp_path / "data", 3_000, Console(file=open("/dev/null", "w")))
+    assert sum(counts.values()) == 3_000
+    assert {page for _, page in counts} <= set(PAGES)
+    assert all(window % 60_000 == 0 for window, _ in counts)
+
+
+def test_the_module_runs_from_the_command_line_and_prints_the_summary(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "jobs.quickstart", "--events", "2000", "--data-dir", str(tmp_path / "data")],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "2,000 events in, 2,000 counted" in result.stdout
+
+
+def test_a_bad_event_count_is_a_usage_error(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "jobs.quickstart", "--events", "-5", "--data-dir", str(tmp_path)],
+        cwd=REPO, capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 2
+    assert "--events must be positive" in result.stderr
