@@ -200,9 +200,10 @@ class Broker:
         # task instead would race the stream machinery's own callbacks.
         for writer in self._connections.values():
             writer.transport.abort()
-        await asyncio.gather(*self._background, *self._connections, return_exceptions=True)
+        # Parked long-poll fetches are dropped rather than waited out.
         if self._dispatcher is not None:
             await self._dispatcher.stop()
+        await asyncio.gather(*self._background, *self._connections, return_exceptions=True)
         if self.replicas is not None:
             self.replicas.shutdown()
         if self.store is not None:

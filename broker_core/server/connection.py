@@ -102,6 +102,10 @@ class ClientConnection:
                 continue
             try:
                 body = await payload
+            except asyncio.CancelledError:
+                if payload.cancelled():  # the broker is stopping and dropped the request
+                    return
+                raise
             except Exception:
                 logger.exception("%s v%d from %s failed; closing", request.api_key.name, request.api_version, self.peer)
                 self._writer.transport.abort()

@@ -1,0 +1,106 @@
+"""What every client driver takes and returns, independent of the client library.
+
+A driver wraps one third-party Kafka client behind the few operations the
+compatibility tests need, so one test body can run against each client. The
+drivers translate each library's own results and errors into these types and
+nothing more: no retries or corrections of their own, so a broker bug shows up
+exactly as the library reports it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+Codec = Literal["none", "gzip", "snappy", "lz4", "zstd"]
+CODECS: tuple[Codec, ...] = ("none", "gzip", "snappy", "lz4", "zstd")
+
+# What a consumer does when its fetch position is outside the log:
+# "error" hands the out-of-range error to the application, "earliest" resumes
+# at the log start offset.
+ResetPolicy = Literal["error", "earliest"]
+
+Headers = tuple[tuple[str, bytes], ...]
+
+
+@dataclass(frozen=True)
+class OutgoingRecord:
+    key: bytes | None
+    value: bytes | None
+    headers: Headers
+    timestamp_ms: int
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the broker acknowledged a record: its partition and offset."""
+
+    partition: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class ConsumedRecord:
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    headers: Headers
+    timestamp_ms: int
+    # True for CreateTime (the producer's timestamp), False for LogAppendTime.
+    create_time: bool
+
+
+@dataclass(frozen=True)
+class TimestampLookup:
+    """ListOffsets by timestamp: the first offset at or after the time, and that record's timestamp."""
+
+    offset: int
+    timestamp_ms: int | None
+
+
+class OffsetOutOfRangeReported(Exception):
+    """The client told the application that its fetch position is outside the log."""
+
+    def __init__(self, partition: int, detail: str) -> None:
+        super().__init__(f"partition {partition}: {detail}")
+        self.partition = partition
+
+
+class ClientOperationError(Exception):
+    """A client call failed; ``code`` is the Kafka error code where the client exposes one."""
+
+    def __init__(self, code: int | None, detail: str) -> None:
+        super().__init__(f"error code {code}: {detail}")
+        self.code = code
+
+
+class ClientDriver(Protocol):
+    """The operations each third-party client offers to the tests."""
+
+    name: str
+    bootstrap: str
+    timeout_s: float
+    max_request_bytes: int | None
+
+    def create_topic(self, topic: str, partitions: int, configs: dict[str, str] | None = None) -> None:
+        """Create through the client's admin API; raise ClientOperationError on failure."""
+
+    def produce(
+        self, topic: str, records: list[OutgoingRecord], *, codec: Codec = "none", partition: int | None = None
+    ) -> list[Placement]:
+        """Send with acks=all and idempotence; return each record's placement, in input order."""
+
+    def consume(
+        self, topic: str, start: dict[int, int], end: dict[int, int], *, reset: ResetPolicy = "error"
+    ) -> list[ConsumedRecord]:
+        """Assign (no group) each partition at its start offset; read until every partition reaches its end offset."""
+
+    def offset_for_time(self, topic: str, partition: int, timestamp_ms: int) -> TimestampLookup | None:
+        """ListOffsets by timestamp; None when no record has a timestamp at or after it."""
+
+    def delete_records(self, topic: str, partition: int, before_offset: int) -> int:
+        """DeleteRecords through the admin API; return the new low watermark."""
+
+    def log_start_offset(self, topic: str, partition: int) -> int:
+        """ListOffsets for the earliest offset."""
