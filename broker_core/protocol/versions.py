@@ -54,5 +54,6 @@ ADVERTISED_VERSIONS: Mapping[ApiKey, VersionRange] = MappingProxyType(
         ApiKey.ALTER_CONFIGS: VersionRange(0, 1),
         ApiKey.CREATE_PARTITIONS: VersionRange(0, 1),
         ApiKey.DELETE_GROUPS: VersionRange(0, 1),
+        ApiKey.OFFSET_DELETE: VersionRange(0, 0),
     }
 )

@@ -7,6 +7,7 @@ from typing import Callable, Mapping
 
 from broker_core.cluster.metadata_store import MetadataStore
 from broker_core.config.broker_config import BrokerConfig
+from broker_core.coordinator.group.group_coordinator import GroupCoordinator
 from broker_core.protocol.api_keys import ApiKey
 from broker_core.protocol.versions import VersionRange
 from broker_core.server.producer_ids import ProducerIdManager
@@ -26,3 +27,4 @@ class BrokerContext:
     producer_ids: ProducerIdManager
     versions: Mapping[ApiKey, VersionRange]
     clock: Callable[[], int]
+    group_coordinator: GroupCoordinator | None = None

@@ -34,6 +34,7 @@ from broker_core.protocol.messages import (
     list_offsets,
     metadata,
     offset_commit,
+    offset_delete,
     offset_fetch,
     offset_for_leader_epoch,
     produce,
@@ -75,6 +76,7 @@ _PAIRS: list[tuple[Any, Any]] = [
     (sasl_authenticate.SaslAuthenticateRequest, sasl_authenticate.SaslAuthenticateResponse),
     (create_partitions.CreatePartitionsRequest, create_partitions.CreatePartitionsResponse),
     (delete_groups.DeleteGroupsRequest, delete_groups.DeleteGroupsResponse),
+    (offset_delete.OffsetDeleteRequest, offset_delete.OffsetDeleteResponse),
 ]
 
 

@@ -1,0 +1,7 @@
+"""Coordinators: the broker-side owners of consumer groups (and, later, transactions).
+
+A coordinator's state lives in an internal compacted topic and its in-memory
+view is rebuilt from that topic when this broker becomes leader of one of its
+partitions. Coordinator logic is synchronous and runs on the broker's event
+loop; time and timers come in through :class:`~broker_core.coordinator.scheduler.Scheduler`.
+"""

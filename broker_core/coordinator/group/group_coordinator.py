@@ -1,0 +1,208 @@
+"""The group coordinator: the broker's entry point for every consumer-group API.
+
+It owns the groups of the ``__consumer_offsets`` partitions this broker
+leads (:class:`GroupMetadataManager`), runs the classic rebalance protocol
+over them (:class:`RebalanceProtocol`: JoinGroup, SyncGroup, Heartbeat,
+LeaveGroup), and serves committed offsets (OffsetCommit, OffsetFetch) and
+group administration (DescribeGroups, ListGroups, DeleteGroups,
+OffsetDelete) itself.
+
+Everything runs on one thread, the broker's event loop, so there are no
+locks; time and timers come from the injected scheduler, and every write to
+``__consumer_offsets`` completes before the cache or the client hears of it.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Callable, Mapping, Sequence
+
+from broker_core.coordinator.group.group_config import GroupConfig
+from broker_core.coordinator.group.group_metadata import GroupMetadata, GroupState
+from broker_core.coordinator.group.group_metadata_manager import GroupMetadataManager
+from broker_core.coordinator.group.offsets_topic import OffsetsTopic
+from broker_core.coordinator.group.rebalance_protocol import RebalanceProtocol
+from broker_core.coordinator.group.results import (
+    FetchedOffset,
+    GroupDescription,
+    ListedGroup,
+    ListGroupsResult,
+    OffsetCommitEntry,
+    OffsetDeleteResult,
+    OffsetFetchResult,
+)
+from broker_core.coordinator.scheduler import Scheduler
+from broker_core.protocol.errors import ErrorCode
+from broker_core.storage.files import TopicPartition
+
+logger = logging.getLogger(__name__)
+
+E = ErrorCode
+S = GroupState
+
+
+def _random_suffix() -> str:
+    return str(uuid.uuid4())
+
+
+class GroupCoordinator:
+    def __init__(
+        self,
+        config: GroupConfig,
+        offsets_topic: OffsetsTopic,
+        scheduler: Scheduler,
+        *,
+        member_id_suffix: Callable[[], str] = _random_suffix,
+    ) -> None:
+        self._scheduler = scheduler
+        self.group_manager = GroupMetadataManager(
+            config, offsets_topic, scheduler, on_group_loaded=lambda group: self._protocol.on_group_loaded(group)
+        )
+        self._protocol = RebalanceProtocol(config, self.group_manager, scheduler, member_id_suffix=member_id_suffix)
+        # The membership APIs are the rebalance protocol's own methods.
+        self.join_group = self._protocol.join_group
+        self.sync_group = self._protocol.sync_group
+        self.heartbeat = self._protocol.heartbeat
+        self.leave_group = self._protocol.leave_group
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def startup(self) -> None:
+        """Serve: load the groups of the partitions this broker leads, start the expiry task."""
+        self.group_manager.startup()
+
+    def shutdown(self) -> None:
+        """Stop serving: answer every parked request with NOT_COORDINATOR and cancel all timers."""
+        self.group_manager.shutdown()
+        self._protocol.shutdown()
+
+    def ensure_offsets_topic(self) -> int:
+        """Create ``__consumer_offsets`` on first use (FindCoordinator); returns its partition count."""
+        return self.group_manager.ensure_topic()
+
+    def partition_for(self, group_id: str) -> int:
+        return self.group_manager.partition_for(group_id)
+
+    def _now(self) -> int:
+        return self._scheduler.now_ms()
+
+    # --- offsets ---------------------------------------------------------------------------
+
+    def commit_offsets(
+        self,
+        *,
+        group_id: str,
+        member_id: str,
+        group_instance_id: str | None,
+        generation_id: int,
+        offsets: Mapping[TopicPartition, OffsetCommitEntry],
+        retention_time_ms: int = -1,
+    ) -> dict[TopicPartition, ErrorCode]:
+        """Store committed offsets; generation -1 commits for a group not managed here ("simple" commits)."""
+
+        def all_failed(error: ErrorCode) -> dict[TopicPartition, ErrorCode]:
+            return {tp: error for tp in offsets}
+
+        error = self.group_manager.check(group_id, allow_empty_id=True)
+        if error is not E.NONE:
+            return all_failed(error)
+        group = self.group_manager.get_group(group_id)
+        if group is None:
+            if generation_id >= 0:
+                # A generation of a group this coordinator does not know: stale by definition.
+                return all_failed(E.ILLEGAL_GENERATION)
+            group = self.group_manager.add_group(GroupMetadata(group_id, now_ms=self._now()))
+        if group.is_(S.DEAD):
+            return all_failed(E.COORDINATOR_NOT_AVAILABLE)
+        if group.is_static_member_fenced(group_instance_id, member_id):
+            return all_failed(E.FENCED_INSTANCE_ID)
+        if not (generation_id < 0 and group.is_(S.EMPTY)):
+            if not group.has_member(member_id):
+                return all_failed(E.UNKNOWN_MEMBER_ID)
+            if generation_id != group.generation_id:
+                return all_failed(E.ILLEGAL_GENERATION)
+            if group.is_(S.COMPLETING_REBALANCE):
+                # The member knows the new generation but not yet its assignment.
+                return all_failed(E.REBALANCE_IN_PROGRESS)
+            # Committing during PreparingRebalance is allowed: the heartbeat tells the member to rejoin.
+            self._protocol.keep_alive(group, group.get_member(member_id))
+        return self.group_manager.store_offsets(group, offsets, retention_ms=retention_time_ms)
+
+    def fetch_offsets(self, *, group_id: str, partitions: Sequence[TopicPartition] | None) -> OffsetFetchResult:
+        """Committed offsets for ``partitions`` (None: every partition the group has committed)."""
+        error = self.group_manager.check(group_id, allow_empty_id=True)
+        if error is not E.NONE:
+            return OffsetFetchResult(error)
+        group = self.group_manager.get_group(group_id)
+        stored = group.offsets if group is not None and not group.is_(S.DEAD) else {}
+        wanted = list(stored) if partitions is None else partitions
+        offsets = {}
+        for tp in wanted:
+            committed = stored.get(tp)
+            offsets[tp] = (
+                FetchedOffset(committed.offset, committed.leader_epoch, committed.metadata)
+                if committed is not None
+                else FetchedOffset()
+            )
+        return OffsetFetchResult(E.NONE, offsets)
+
+    # --- admin -----------------------------------------------------------------------------
+
+    def describe_group(self, group_id: str) -> GroupDescription:
+        error = self.group_manager.check(group_id, allow_empty_id=True)
+        if error is not E.NONE:
+            return GroupDescription(group_id, error, state="", protocol_type="", protocol_name="")
+        group = self.group_manager.get_group(group_id)
+        if group is None:
+            return GroupDescription(group_id, E.NONE)
+        return group.describe()
+
+    def list_groups(self) -> ListGroupsResult:
+        if not self.group_manager.is_active:
+            return ListGroupsResult(E.COORDINATOR_NOT_AVAILABLE)
+        listed = tuple(
+            ListedGroup(g.group_id, g.protocol_type or "", str(g.state))
+            for g in self.group_manager.groups()
+            if not g.is_(S.DEAD) and self.group_manager.coordinator_error(g.group_id) is E.NONE
+        )
+        return ListGroupsResult(E.COORDINATOR_LOAD_IN_PROGRESS if self.group_manager.is_loading else E.NONE, listed)
+
+    def delete_groups(self, group_ids: Sequence[str]) -> dict[str, ErrorCode]:
+        return {group_id: self._delete_group(group_id) for group_id in group_ids}
+
+    def _delete_group(self, group_id: str) -> ErrorCode:
+        error = self.group_manager.check(group_id, allow_empty_id=True)
+        if error is not E.NONE:
+            return error
+        group = self.group_manager.get_group(group_id)
+        if group is None or group.is_(S.DEAD):
+            return E.GROUP_ID_NOT_FOUND
+        if not group.is_(S.EMPTY):
+            return E.NON_EMPTY_GROUP
+        error = self.group_manager.delete_group(group)
+        if error is E.NONE:
+            self._protocol.cancel_timers(group)
+            logger.info("deleted group %r", group_id)
+        return error
+
+    def delete_offsets(self, *, group_id: str, partitions: Sequence[TopicPartition]) -> OffsetDeleteResult:
+        """OffsetDelete: only partitions of topics the group is not consuming may lose their offsets."""
+        error = self.group_manager.check(group_id, allow_empty_id=False)
+        if error is not E.NONE:
+            return OffsetDeleteResult(error)
+        group = self.group_manager.get_group(group_id)
+        if group is None or group.is_(S.DEAD):
+            return OffsetDeleteResult(E.GROUP_ID_NOT_FOUND)
+        if group.is_(S.EMPTY):
+            subscribed: set[TopicPartition] = set()
+        elif group.is_consumer_group:
+            subscribed = {tp for tp in partitions if group.is_subscribed_to(tp.topic)}
+        else:
+            return OffsetDeleteResult(E.NON_EMPTY_GROUP)
+        deletable = [tp for tp in partitions if tp not in subscribed]
+        write_error = self.group_manager.delete_offsets(group, deletable)
+        return OffsetDeleteResult(
+            E.NONE,
+            {tp: E.GROUP_SUBSCRIBED_TO_TOPIC if tp in subscribed else write_error for tp in partitions},
+        )

@@ -1,0 +1,348 @@
+"""The group cache and its backing topic: which groups this broker owns, and their stored state.
+
+A group belongs to partition ``partition_for(group_id)`` of
+``__consumer_offsets``; this broker coordinates it while it leads that
+partition. Each owned partition is LOADING until its records have been
+replayed (requests for its groups get COORDINATOR_LOAD_IN_PROGRESS), then
+LOADED. A partition whose log cannot be read stays FAILED and answers
+COORDINATOR_NOT_AVAILABLE rather than serve groups with missing offsets.
+
+Every change of stored state is written first and applied to the cache only
+after the append succeeded, so the cache never holds what a restart would
+not bring back. Loading happens one partition per scheduler turn, so a large
+topic does not stall the event loop; a periodic task removes expired
+offsets and groups left empty with nothing stored.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections import deque
+from typing import Callable, Iterable, Mapping
+
+from broker_core.coordinator.group.group_config import GroupConfig
+from broker_core.coordinator.group.group_loader import replay
+from broker_core.coordinator.group.group_metadata import GroupMetadata, GroupState
+from broker_core.coordinator.group.offsets import NO_EXPIRE_TIMESTAMP, OffsetAndMetadata
+from broker_core.coordinator.group.offsets_log import (
+    GroupMetadataValue,
+    MemberMetadataValue,
+    group_metadata_key,
+    group_metadata_value,
+    offset_commit_key,
+    offset_commit_value,
+)
+from broker_core.coordinator.group.offsets_topic import KeyValue, OffsetsTopic
+from broker_core.coordinator.group.results import OffsetCommitEntry
+from broker_core.coordinator.partitioning import partition_for
+from broker_core.coordinator.scheduler import Scheduler, TimerHandle
+from broker_core.protocol.errors import ErrorCode, KafkaError
+from broker_core.storage.files import TopicPartition
+
+logger = logging.getLogger(__name__)
+
+E = ErrorCode
+
+
+class PartitionStatus(enum.Enum):
+    LOADING = "loading"
+    LOADED = "loaded"
+    FAILED = "failed"
+
+
+def _append_error(code: ErrorCode, *, for_offsets: bool) -> ErrorCode:
+    """What a client is told when writing to ``__consumer_offsets`` failed (Kafka's mapping)."""
+    if code in (E.UNKNOWN_TOPIC_OR_PARTITION, E.NOT_ENOUGH_REPLICAS, E.NOT_ENOUGH_REPLICAS_AFTER_APPEND):
+        return E.COORDINATOR_NOT_AVAILABLE
+    if code in (E.NOT_LEADER_OR_FOLLOWER, E.KAFKA_STORAGE_ERROR):
+        return E.NOT_COORDINATOR
+    if code in (E.MESSAGE_TOO_LARGE, E.RECORD_LIST_TOO_LARGE, E.INVALID_FETCH_SIZE):
+        return E.INVALID_COMMIT_OFFSET_SIZE if for_offsets else E.UNKNOWN_SERVER_ERROR
+    if code is E.REQUEST_TIMED_OUT and not for_offsets:
+        return E.REBALANCE_IN_PROGRESS
+    return code
+
+
+def java_string_length(text: str) -> int:
+    """``String.length()``: UTF-16 code units, which is what Kafka's metadata limit counts."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+class GroupMetadataManager:
+    def __init__(
+        self,
+        config: GroupConfig,
+        topic: OffsetsTopic,
+        scheduler: Scheduler,
+        *,
+        on_group_loaded: Callable[[GroupMetadata], None] = lambda group: None,
+    ) -> None:
+        self._config = config
+        self._topic = topic
+        self._scheduler = scheduler
+        self._on_group_loaded = on_group_loaded
+        self._groups: dict[str, GroupMetadata] = {}
+        self._partitions: dict[int, PartitionStatus] = {}
+        self._load_queue: deque[int] = deque()
+        self._load_timer: TimerHandle | None = None
+        self._expiry_timer: TimerHandle | None = None
+        self._partition_count = config.offsets_topic_partitions
+        self._active = False
+
+    # --- ownership and loading -------------------------------------------------------------
+
+    def startup(self) -> None:
+        """Load the partitions this broker leads and start the expiry task."""
+        self._active = True
+        count = self._topic.partition_count()
+        if count is not None:
+            self._partition_count = count
+            self.schedule_loads(self._topic.led_partitions())
+        self._schedule_expiry()
+
+    def shutdown(self) -> None:
+        self._active = False
+        for timer in (self._load_timer, self._expiry_timer):
+            if timer is not None:
+                timer.cancel()
+        self._load_timer = self._expiry_timer = None
+        self._load_queue.clear()
+
+    @property
+    def partition_count(self) -> int:
+        return self._partition_count
+
+    def partition_for(self, group_id: str) -> int:
+        return partition_for(group_id, self._partition_count)
+
+    def ensure_topic(self) -> int:
+        """Create ``__consumer_offsets`` on first use; own any led partition not yet known.
+
+        A partition met here is new (or was created behind the coordinator's
+        back), so it is loaded at once rather than on a later turn.
+        """
+        self._partition_count = self._topic.create()
+        for partition in self._topic.led_partitions():
+            if partition not in self._partitions:
+                self._partitions[partition] = PartitionStatus.LOADING
+                self.load_partition(partition)
+        return self._partition_count
+
+    def schedule_loads(self, partitions: Iterable[int]) -> None:
+        for partition in partitions:
+            if self._partitions.get(partition) is not PartitionStatus.LOADED:
+                self._partitions[partition] = PartitionStatus.LOADING
+                self._load_queue.append(partition)
+        if self._load_queue and self._load_timer is None:
+            self._load_timer = self._scheduler.call_later(0, self._load_next)
+
+    def _load_next(self) -> None:
+        self._load_timer = None
+        if not self._load_queue:
+            return
+        partition = self._load_queue.popleft()
+        if self._partitions.get(partition) is PartitionStatus.LOADING:
+            self.load_partition(partition)
+        if self._load_queue:
+            self._load_timer = self._scheduler.call_later(0, self._load_next)
+
+    def load_partition(self, partition: int) -> None:
+        try:
+            loaded = replay(self._topic.read(partition))
+        except Exception:
+            logger.exception("cannot load __consumer_offsets-%d; its groups stay unavailable", partition)
+            self._partitions[partition] = PartitionStatus.FAILED
+            return
+        for group in loaded.groups.values():
+            self._groups[group.group_id] = group
+            self._on_group_loaded(group)
+        self._partitions[partition] = PartitionStatus.LOADED
+        logger.log(
+            logging.INFO if loaded.records else logging.DEBUG,
+            "loaded %d group(s) from __consumer_offsets-%d (%d record(s), %d skipped)",
+            len(loaded.groups), partition, loaded.records, loaded.skipped,
+        )
+
+    def check(self, group_id: str | None, *, allow_empty_id: bool) -> ErrorCode:
+        """Kafka's checks before any group request, in Kafka's order: serving at all, a usable
+        id (OffsetCommit, OffsetFetch, DescribeGroups and DeleteGroups accept ""), owner, loaded."""
+        if not self._active:
+            return E.COORDINATOR_NOT_AVAILABLE
+        if group_id is None or (not allow_empty_id and group_id == ""):
+            return E.INVALID_GROUP_ID
+        return self.coordinator_error(group_id)
+
+    @property
+    def is_active(self) -> bool:
+        return self._active
+
+    def coordinator_error(self, group_id: str) -> ErrorCode:
+        """NONE when this broker serves ``group_id`` now, else the code that says why not."""
+        status = self._partitions.get(self.partition_for(group_id))
+        if status is None:
+            return E.NOT_COORDINATOR
+        if status is PartitionStatus.LOADING:
+            return E.COORDINATOR_LOAD_IN_PROGRESS
+        if status is PartitionStatus.FAILED:
+            return E.COORDINATOR_NOT_AVAILABLE
+        return E.NONE
+
+    @property
+    def is_loading(self) -> bool:
+        return any(status is PartitionStatus.LOADING for status in self._partitions.values())
+
+    # --- the cache -------------------------------------------------------------------------
+
+    def get_group(self, group_id: str) -> GroupMetadata | None:
+        return self._groups.get(group_id)
+
+    def add_group(self, group: GroupMetadata) -> GroupMetadata:
+        return self._groups.setdefault(group.group_id, group)
+
+    def remove_group(self, group: GroupMetadata) -> None:
+        if self._groups.get(group.group_id) is group:
+            del self._groups[group.group_id]
+
+    def groups(self) -> list[GroupMetadata]:
+        return list(self._groups.values())
+
+    # --- writes ----------------------------------------------------------------------------
+
+    def _append(self, group_id: str, records: list[KeyValue], *, for_offsets: bool) -> ErrorCode:
+        try:
+            self._topic.append(self.partition_for(group_id), records, self._scheduler.now_ms())
+        except KafkaError as exc:
+            logger.warning("writing %d record(s) of group %r failed: %s", len(records), group_id, exc)
+            return _append_error(exc.code, for_offsets=for_offsets)
+        return E.NONE
+
+    def store_group(self, group: GroupMetadata, assignments: Mapping[str, bytes] | None = None) -> ErrorCode:
+        """Write the group's generation, leader, protocol and members (with ``assignments`` if given)."""
+        protocol = group.protocol_name
+        members = tuple(
+            MemberMetadataValue(
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                rebalance_timeout_ms=m.rebalance_timeout_ms,
+                session_timeout_ms=m.session_timeout_ms,
+                subscription=m.metadata_for(protocol) if protocol is not None else b"",
+                assignment=assignments.get(m.member_id, b"") if assignments is not None else m.assignment,
+            )
+            for m in group
+        )
+        value = GroupMetadataValue(
+            protocol_type=group.protocol_type or "",
+            generation=group.generation_id,
+            protocol=protocol,
+            leader=group.leader_id if members else None,
+            current_state_timestamp_ms=group.state_timestamp_ms if group.state_timestamp_ms is not None else -1,
+            members=members,
+        )
+        record = (group_metadata_key(group.group_id), group_metadata_value(value))
+        return self._append(group.group_id, [record], for_offsets=False)
+
+    def store_offsets(
+        self,
+        group: GroupMetadata,
+        offsets: Mapping[TopicPartition, OffsetCommitEntry],
+        *,
+        retention_ms: int = -1,
+    ) -> dict[TopicPartition, ErrorCode]:
+        """Validate, write the valid ones as one batch, then cache them; one code per partition."""
+        now = self._scheduler.now_ms()
+        expire = now + retention_ms if retention_ms >= 0 else NO_EXPIRE_TIMESTAMP
+        results: dict[TopicPartition, ErrorCode] = {}
+        valid: dict[TopicPartition, OffsetAndMetadata] = {}
+        for tp, entry in offsets.items():
+            metadata = entry.metadata or ""
+            if java_string_length(metadata) > self._config.offset_metadata_max_bytes:
+                results[tp] = E.OFFSET_METADATA_TOO_LARGE
+            else:
+                valid[tp] = OffsetAndMetadata(entry.offset, entry.leader_epoch, metadata, now, expire)
+        if valid:
+            records = [
+                (offset_commit_key(group.group_id, tp.topic, tp.partition), offset_commit_value(committed))
+                for tp, committed in valid.items()
+            ]
+            error = self._append(group.group_id, records, for_offsets=True)
+            if error is E.NONE and not group.is_(GroupState.DEAD):
+                group.offsets.update(valid)
+            for tp in valid:
+                results[tp] = error
+        return {tp: results[tp] for tp in offsets}
+
+    def delete_offsets(self, group: GroupMetadata, partitions: Iterable[TopicPartition]) -> ErrorCode:
+        """Tombstone the group's offsets for ``partitions`` (those it has), then drop them."""
+        present = [tp for tp in partitions if tp in group.offsets]
+        if not present:
+            return E.NONE
+        records: list[KeyValue] = [(offset_commit_key(group.group_id, tp.topic, tp.partition), None) for tp in present]
+        error = self._append(group.group_id, records, for_offsets=True)
+        if error is E.NONE:
+            for tp in present:
+                group.offsets.pop(tp, None)
+        return error
+
+    def delete_group(self, group: GroupMetadata) -> ErrorCode:
+        """Tombstone every offset and the group itself; on success the group is Dead and gone."""
+        records: list[KeyValue] = [
+            (offset_commit_key(group.group_id, tp.topic, tp.partition), None) for tp in group.offsets
+        ]
+        # A group that never completed a rebalance has no metadata record to remove.
+        if group.generation_id > 0:
+            records.append((group_metadata_key(group.group_id), None))
+        if records:
+            error = self._append(group.group_id, records, for_offsets=False)
+            if error is not E.NONE:
+                return error
+        group.offsets.clear()
+        group.transition_to(GroupState.DEAD, self._scheduler.now_ms())
+        self.remove_group(group)
+        return E.NONE
+
+    # --- expiry ----------------------------------------------------------------------------
+
+    def _schedule_expiry(self) -> None:
+        self._expiry_timer = self._scheduler.call_later(
+            self._config.offsets_retention_check_interval_ms, self._expiry_tick
+        )
+
+    def _expiry_tick(self) -> None:
+        try:
+            self.cleanup_expired_offsets()
+        finally:
+            self._schedule_expiry()
+
+    def cleanup_expired_offsets(self) -> int:
+        """Remove offsets past retention, and Empty groups left with none; returns offsets removed.
+
+        The cache is updated first and the tombstones written after, as Kafka
+        does: a failed write only means the offsets reappear after a restart
+        and expire again.
+        """
+        now = self._scheduler.now_ms()
+        removed = 0
+        for group in self.groups():
+            if self.coordinator_error(group.group_id) is not E.NONE:
+                continue
+            expired = group.expired_offsets(now, self._config.offsets_retention_ms)
+            for tp in expired:
+                del group.offsets[tp]
+            records: list[KeyValue] = [
+                (offset_commit_key(group.group_id, tp.topic, tp.partition), None) for tp in expired
+            ]
+            if group.is_(GroupState.EMPTY) and not group.offsets:
+                group.transition_to(GroupState.DEAD, now)
+                self.remove_group(group)
+                if group.generation_id > 0:
+                    records.append((group_metadata_key(group.group_id), None))
+                logger.info("group %r is empty with no offsets left; removed", group.group_id)
+            if records:
+                self._append(group.group_id, records, for_offsets=True)
+            removed += len(expired)
+        if removed:
+            logger.info("removed %d expired offset(s)", removed)
+        return removed

@@ -1,0 +1,38 @@
+"""DescribeGroups: state, protocol and members of each group; unknown groups read as Dead."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from broker_core.protocol.connection import Request
+from broker_core.protocol.messages.describe_groups import DescribeGroupsResponse
+from broker_core.server.context import BrokerContext
+
+R = DescribeGroupsResponse
+
+
+def handle(ctx: BrokerContext, request: Request) -> Any:
+    groups = []
+    for group_id in request.body.groups:
+        described = ctx.group_coordinator.describe_group(group_id)
+        groups.append(
+            R.DescribedGroup(
+                error_code=described.error,
+                group_id=described.group_id,
+                group_state=described.state,
+                protocol_type=described.protocol_type,
+                protocol_data=described.protocol_name,
+                members=[
+                    R.DescribedGroupMember(
+                        member_id=m.member_id,
+                        group_instance_id=m.group_instance_id,
+                        client_id=m.client_id,
+                        client_host=m.client_host,
+                        member_metadata=m.metadata,
+                        member_assignment=m.assignment,
+                    )
+                    for m in described.members
+                ],
+            )
+        )
+    return R(throttle_time_ms=0, groups=groups)

@@ -1,0 +1,59 @@
+"""FindCoordinator: the broker that leads the internal-topic partition a group id hashes to.
+
+For groups, ``__consumer_offsets`` is created on first use. Transactional
+ids are answered COORDINATOR_NOT_AVAILABLE until this broker runs a
+transaction coordinator, which clients treat as "retry later".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from broker_core.cluster.errors import UnknownTopicError
+from broker_core.cluster.metadata_store import NO_LEADER
+from broker_core.cluster.topic_names import CONSUMER_OFFSETS_TOPIC
+from broker_core.protocol.connection import Request
+from broker_core.protocol.errors import ErrorCode, KafkaError
+from broker_core.protocol.messages.find_coordinator import (
+    KEY_TYPE_GROUP,
+    KEY_TYPE_TRANSACTION,
+    FindCoordinatorResponse,
+)
+from broker_core.server.context import BrokerContext
+
+R = FindCoordinatorResponse
+
+
+def _error(code: ErrorCode, message: str) -> Any:
+    return R(throttle_time_ms=0, error_code=code, error_message=message, node_id=-1, host="", port=-1)
+
+
+def handle(ctx: BrokerContext, request: Request) -> Any:
+    body = request.body
+    if body.key_type == KEY_TYPE_TRANSACTION:
+        return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, "this broker does not coordinate transactions yet")
+    if body.key_type != KEY_TYPE_GROUP:
+        return _error(ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {body.key_type}")
+    coordinator = ctx.group_coordinator
+    if coordinator is None:
+        return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, "the group coordinator is not running")
+    try:
+        coordinator.ensure_offsets_topic()
+    except KafkaError as exc:
+        return _error(exc.code, exc.message or "")
+    return _leader_of(ctx, CONSUMER_OFFSETS_TOPIC, coordinator.partition_for(body.key))
+
+
+def _leader_of(ctx: BrokerContext, topic: str, partition: int) -> Any:
+    try:
+        state = ctx.store.get_topic(topic).partitions.get(partition)
+    except UnknownTopicError:
+        state = None
+    leader = state.leader if state is not None else NO_LEADER
+    if leader == ctx.node_id:
+        return R(throttle_time_ms=0, error_code=ErrorCode.NONE, node_id=leader, host=ctx.advertised_host,
+                 port=ctx.advertised_port)
+    for broker in ctx.store.list_brokers():
+        if broker.broker_id == leader:
+            return R(throttle_time_ms=0, error_code=ErrorCode.NONE, node_id=leader, host=broker.host, port=broker.port)
+    return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{topic}-{partition} has no live leader")

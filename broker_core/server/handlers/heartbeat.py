@@ -1,0 +1,20 @@
+"""Heartbeat: keeps a member's session alive; REBALANCE_IN_PROGRESS tells it to rejoin."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from broker_core.protocol.connection import Request
+from broker_core.protocol.messages.heartbeat import HeartbeatResponse
+from broker_core.server.context import BrokerContext
+
+
+def handle(ctx: BrokerContext, request: Request) -> Any:
+    body = request.body
+    error = ctx.group_coordinator.heartbeat(
+        group_id=body.group_id,
+        member_id=body.member_id,
+        group_instance_id=body.group_instance_id,
+        generation_id=body.generation_id,
+    )
+    return HeartbeatResponse(throttle_time_ms=0, error_code=error)

@@ -1,0 +1,55 @@
+"""JoinGroup: parked until the group's join phase completes, so the handler returns a future."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from broker_core.coordinator.group.member import Protocol
+from broker_core.coordinator.group.results import JoinGroupResult
+from broker_core.protocol.connection import Request
+from broker_core.protocol.messages.join_group import JoinGroupResponse
+from broker_core.server.context import BrokerContext
+
+R = JoinGroupResponse
+# From v4 a member without an id is given one and must join again with it.
+MEMBER_ID_REQUIRED_FROM_VERSION = 4
+
+
+def handle(ctx: BrokerContext, request: Request) -> Any:
+    body = request.body
+    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+    def respond(result: JoinGroupResult) -> None:
+        if not future.done():
+            future.set_result(_response(result))
+
+    ctx.group_coordinator.join_group(
+        group_id=body.group_id,
+        member_id=body.member_id,
+        group_instance_id=body.group_instance_id,
+        client_id=request.header.client_id or "",
+        client_host="",
+        rebalance_timeout_ms=body.rebalance_timeout_ms,
+        session_timeout_ms=body.session_timeout_ms,
+        protocol_type=body.protocol_type,
+        protocols=[Protocol(p.name, p.metadata) for p in body.protocols],
+        require_known_member_id=request.api_version >= MEMBER_ID_REQUIRED_FROM_VERSION,
+        respond=respond,
+    )
+    return future
+
+
+def _response(result: JoinGroupResult) -> Any:
+    return R(
+        throttle_time_ms=0,
+        error_code=result.error,
+        generation_id=result.generation_id,
+        protocol_name=result.protocol_name or "",
+        leader=result.leader_id,
+        member_id=result.member_id,
+        members=[
+            R.JoinGroupResponseMember(member_id=m.member_id, group_instance_id=m.group_instance_id, metadata=m.metadata)
+            for m in result.members
+        ],
+    )

@@ -1,0 +1,51 @@
+"""OffsetFetch: a group's committed offsets; -1 where it has none.
+
+v1 reports a group-level failure on every partition; v2+ has a top-level
+error code, and a null topic list asks for everything the group committed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from broker_core.coordinator.group.results import FetchedOffset
+from broker_core.protocol.connection import Request
+from broker_core.protocol.errors import ErrorCode
+from broker_core.protocol.messages.offset_fetch import OffsetFetchResponse
+from broker_core.server.context import BrokerContext
+from broker_core.storage.files import TopicPartition
+
+R = OffsetFetchResponse
+TOP_LEVEL_ERROR_FROM_VERSION = 2
+
+
+def handle(ctx: BrokerContext, request: Request) -> Any:
+    body = request.body
+    wanted = None
+    if body.topics is not None:
+        wanted = [TopicPartition(t.name, p) for t in body.topics for p in t.partition_indexes]
+    result = ctx.group_coordinator.fetch_offsets(group_id=body.group_id, partitions=wanted)
+    top_level = request.api_version >= TOP_LEVEL_ERROR_FROM_VERSION
+    if result.error != ErrorCode.NONE:
+        failed = FetchedOffset(error=result.error)
+        offsets = {tp: failed for tp in wanted or ()}
+        if top_level:
+            offsets = {}
+    else:
+        offsets = dict(result.offsets)
+    by_topic: dict[str, list[Any]] = {}
+    for tp, fetched in offsets.items():
+        by_topic.setdefault(tp.topic, []).append(
+            R.OffsetFetchResponsePartition(
+                partition_index=tp.partition,
+                committed_offset=fetched.offset,
+                committed_leader_epoch=fetched.leader_epoch,
+                metadata=fetched.metadata,
+                error_code=fetched.error,
+            )
+        )
+    return R(
+        throttle_time_ms=0,
+        topics=[R.OffsetFetchResponseTopic(name=name, partitions=partitions) for name, partitions in by_topic.items()],
+        error_code=result.error if top_level else ErrorCode.NONE,
+    )

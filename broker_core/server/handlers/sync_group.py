@@ -1,0 +1,32 @@
+"""SyncGroup: parked until the leader's assignment is stored, so the handler returns a future."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from broker_core.coordinator.group.results import SyncGroupResult
+from broker_core.protocol.connection import Request
+from broker_core.protocol.messages.sync_group import SyncGroupResponse
+from broker_core.server.context import BrokerContext
+
+R = SyncGroupResponse
+
+
+def handle(ctx: BrokerContext, request: Request) -> Any:
+    body = request.body
+    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+    def respond(result: SyncGroupResult) -> None:
+        if not future.done():
+            future.set_result(R(throttle_time_ms=0, error_code=result.error, assignment=result.assignment))
+
+    ctx.group_coordinator.sync_group(
+        group_id=body.group_id,
+        generation_id=body.generation_id,
+        member_id=body.member_id,
+        group_instance_id=body.group_instance_id,
+        assignments={a.member_id: a.assignment for a in body.assignments},
+        respond=respond,
+    )
+    return future
