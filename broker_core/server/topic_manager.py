@@ -92,6 +92,8 @@ class TopicManager:
     def delete_topic(self, name: str) -> None:
         if not self._config.get_bool("delete.topic.enable"):
             raise KafkaError(ErrorCode.TOPIC_DELETION_DISABLED, "delete.topic.enable is false on this broker")
+        if is_internal_topic(name):
+            raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"internal topic {name} cannot be deleted")
         self._store.delete_topic(name)
         self._replicas.remove_topic(name)
         logger.info("deleted topic %s", name)

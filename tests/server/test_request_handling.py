@@ -124,3 +124,12 @@ def test_corrupt_batch_is_refused_and_the_connection_keeps_working(raw):
     assert answer.error_code == ErrorCode.CORRUPT_MESSAGE
     fetched = raw.call(ApiKey.FETCH, 11, fetch_request("corrupt", 0)).responses[0].partitions[0]
     assert fetched.error_code == ErrorCode.NONE and fetched.high_watermark == 0
+
+
+def test_clients_cannot_produce_to_or_delete_internal_topics(raw):
+    from broker_core.protocol.messages.delete_topics import DeleteTopicsRequest
+
+    answer = raw.call(ApiKey.PRODUCE, 7, produce(raw, "__consumer_offsets", build_batch(records(b"x"))))
+    assert answer.responses[0].partition_responses[0].error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
+    deleted = raw.call(ApiKey.DELETE_TOPICS, 3, DeleteTopicsRequest(topic_names=["__consumer_offsets"], timeout_ms=5000))
+    assert deleted.responses[0].error_code == ErrorCode.INVALID_TOPIC_EXCEPTION

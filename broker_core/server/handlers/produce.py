@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from broker_core.cluster.topic_names import is_internal_topic
 from broker_core.protocol.connection import Request
 from broker_core.protocol.errors import ErrorCode, KafkaError
 from broker_core.protocol.messages.produce import ProduceResponse
@@ -30,6 +31,8 @@ def _append(ctx: BrokerContext, acks: int, topic: str, index: int, records: Any)
     try:
         if acks not in VALID_ACKS:
             raise KafkaError(ErrorCode.INVALID_REQUIRED_ACKS, f"acks must be 0, 1 or -1, not {acks}")
+        if is_internal_topic(topic):
+            raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"clients may not produce to internal topic {topic}")
         partition = leader_partition(ctx, topic, index)
         if records is None:
             raise KafkaError(ErrorCode.INVALID_RECORD, "produce request without records")
