@@ -51,7 +51,7 @@ class Broker:
         self._clock = clock
         self._listener = listener
         self._server: asyncio.base_events.Server | None = None
-        self._connections: dict[asyncio.Task[None], asyncio.StreamWriter] = {}
+        self._connections: dict[asyncio.Task[None], ClientConnection] = {}
         self._background: list[asyncio.Task[None]] = []
         self._stopped = asyncio.Event()
         self.store: LocalMetadataStore | None = None
@@ -174,7 +174,7 @@ class Broker:
             max_request_size=self.config.get_int("socket.request.max.bytes"),
         )
         task = asyncio.current_task()
-        self._connections[task] = writer
+        self._connections[task] = connection
         try:
             await connection.serve()
         except Exception:
@@ -196,10 +196,10 @@ class Broker:
             task.cancel()
         if self._group_coordinator is not None:
             self._group_coordinator.shutdown()
-        # Aborting the sockets ends each connection's reader; cancelling its
-        # task instead would race the stream machinery's own callbacks.
-        for writer in self._connections.values():
-            writer.transport.abort()
+        # Connections stop their own reader and writer tasks; cancelling the
+        # connection task itself would race the stream machinery's callbacks.
+        for connection in self._connections.values():
+            connection.close()
         # Parked long-poll fetches are dropped rather than waited out.
         if self._dispatcher is not None:
             await self._dispatcher.stop()

@@ -45,22 +45,42 @@ class ClientConnection:
         self._dispatcher = dispatcher
         self._codec = ServerConnection(max_request_size=max_request_size, versions=versions)
         self._pending: asyncio.Queue[tuple[Request | None, Any] | None] = asyncio.Queue(MAX_IN_FLIGHT_PER_CONNECTION)
+        self._tasks: tuple[asyncio.Task[None], ...] = ()
         peer = writer.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
 
     async def serve(self) -> None:
-        writer_task = asyncio.create_task(self._write_responses(), name=f"writer-{self.peer}")
+        reader = asyncio.create_task(self._read_requests_until_closed(), name=f"reader-{self.peer}")
+        writer = asyncio.create_task(self._write_responses(), name=f"writer-{self.peer}")
+        self._tasks = (reader, writer)
+        await asyncio.wait(self._tasks, return_when=asyncio.FIRST_COMPLETED)
+        if not writer.done():
+            # The peer stopped sending: answer what it asked, then stop. The
+            # sentinel may wait for room in the queue, which the writer makes.
+            closing = asyncio.ensure_future(self._pending.put(None))
+            await asyncio.wait((closing, writer), return_when=asyncio.FIRST_COMPLETED)
+            if not closing.done():
+                closing.cancel()
+            await asyncio.wait((writer,))
+        reader.cancel()
+        # Children that were cancelled or failed are settled here; only this
+        # task being cancelled itself would raise.
+        for outcome in await asyncio.gather(reader, writer, return_exceptions=True):
+            if isinstance(outcome, Exception):
+                logger.debug("connection %s ended with %r", self.peer, outcome)
+        self._writer.close()
+
+    def close(self) -> None:
+        """Stop reading and writing now (broker shutdown); ``serve`` then returns."""
+        for task in self._tasks:
+            task.cancel()
+        self._writer.transport.abort()
+
+    async def _read_requests_until_closed(self) -> None:
         try:
             await self._read_requests()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
-        finally:
-            await self._pending.put(None)
-            try:
-                await writer_task
-            except Exception:
-                logger.debug("writer for %s ended with an error", self.peer, exc_info=True)
-            self._writer.close()
 
     async def _read_requests(self) -> None:
         while True:

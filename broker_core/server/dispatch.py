@@ -40,6 +40,10 @@ class RequestDispatcher:
             task.cancel()
         for deferred in list(self._deferred):
             deferred.cancel()
+        while not self._queue.empty():
+            item = self._queue.get_nowait()
+            if item is not None:
+                item[1].cancel()
         await asyncio.gather(*self._tasks, *self._deferred, return_exceptions=True)
 
     async def submit(self, request: Request) -> asyncio.Future[Any]:

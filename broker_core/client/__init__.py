@@ -1,0 +1,93 @@
+"""Spate's Kafka client: a producer, a consumer and an admin client.
+
+Speaks the Kafka wire protocol through ``broker_core.protocol`` and reads and
+writes RecordBatch v2 through ``broker_core.records``, so it talks to Spate
+brokers and to any other Kafka-compatible broker alike::
+
+    from broker_core.client import Admin, Consumer, NewTopic, Producer, TopicPartition
+
+    with Admin("127.0.0.1:9092") as admin:
+        admin.create_topics([NewTopic("orders", num_partitions=3)])
+    with Producer("127.0.0.1:9092") as producer:
+        producer.send("orders", b"hello", key=b"k").result()
+    with Consumer("127.0.0.1:9092", auto_offset_reset="earliest") as consumer:
+        consumer.assign([TopicPartition("orders", p) for p in range(3)])
+        records = consumer.poll(timeout_ms=1000)
+
+This module is the public API; everything else in the package is internal.
+"""
+
+from broker_core.client.admin import Admin
+from broker_core.client.admin_types import (
+    BrokerDescription,
+    ClusterDescription,
+    ConfigEntry,
+    ConfigResource,
+    ConfigResourceType,
+    ConfigSource,
+    NewTopic,
+    PartitionDescription,
+    TopicDescription,
+)
+from broker_core.client.consumer import Consumer
+from broker_core.client.consumer_record import ConsumerRecord, FetchedBatch
+from broker_core.client.errors import (
+    AdminError,
+    BrokerUnavailableError,
+    ClientClosedError,
+    ClientError,
+    ErrorCode,
+    KafkaError,
+    KafkaTimeoutError,
+    NetworkError,
+    NoOffsetForPartitionError,
+    OffsetOutOfRangeError,
+    UnsupportedApiError,
+)
+from broker_core.client.list_offsets import EARLIEST, LATEST
+from broker_core.client.murmur2 import murmur2, partition_for_key
+from broker_core.client.partitioner import DefaultPartitioner, Partitioner
+from broker_core.client.producer import Producer
+from broker_core.client.record_metadata import RecordMetadata
+from broker_core.client.topic_partition import OffsetAndTimestamp, TopicPartition
+from broker_core.records.compression import Compression
+from broker_core.records.record import TimestampType
+
+__all__ = [
+    "EARLIEST",
+    "LATEST",
+    "Admin",
+    "AdminError",
+    "BrokerDescription",
+    "BrokerUnavailableError",
+    "ClientClosedError",
+    "ClientError",
+    "ClusterDescription",
+    "Compression",
+    "ConfigEntry",
+    "ConfigResource",
+    "ConfigResourceType",
+    "ConfigSource",
+    "Consumer",
+    "ConsumerRecord",
+    "DefaultPartitioner",
+    "ErrorCode",
+    "FetchedBatch",
+    "KafkaError",
+    "KafkaTimeoutError",
+    "NetworkError",
+    "NewTopic",
+    "NoOffsetForPartitionError",
+    "OffsetAndTimestamp",
+    "OffsetOutOfRangeError",
+    "PartitionDescription",
+    "Partitioner",
+    "Producer",
+    "RecordMetadata",
+    "TimestampType",
+    "TopicDescription",
+    "TopicPartition",
+    "UnsupportedApiError",
+    "murmur2",
+    "partition_for_key",
+]

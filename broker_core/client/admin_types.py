@@ -1,0 +1,132 @@
+"""The values the admin client takes and returns: topics, partitions, brokers, configs.
+
+The metadata cache shares the description types, so a producer, a consumer
+and the admin client all see the cluster through the same shapes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Mapping
+
+from broker_core.config.config_source import ConfigSource
+
+__all__ = [
+    "BrokerDescription",
+    "ClusterDescription",
+    "ConfigEntry",
+    "ConfigResource",
+    "ConfigResourceType",
+    "ConfigSource",
+    "NewTopic",
+    "PartitionDescription",
+    "TopicDescription",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class NewTopic:
+    """A topic to create. -1 partitions or replication factor asks for the broker's default.
+
+    ``replica_assignment`` (partition -> broker ids) replaces both counts
+    when given.
+    """
+
+    name: str
+    num_partitions: int = -1
+    replication_factor: int = -1
+    configs: Mapping[str, str] = field(default_factory=dict)
+    replica_assignment: Mapping[int, list[int]] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerDescription:
+    node_id: int
+    host: str
+    port: int
+    rack: str | None = None
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionDescription:
+    """A partition's leader (-1 when it has none), replicas and in-sync replicas."""
+
+    partition: int
+    leader: int
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    offline_replicas: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TopicDescription:
+    """A topic's partitions in partition order."""
+
+    name: str
+    partitions: tuple[PartitionDescription, ...]
+    is_internal: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterDescription:
+    """The brokers, the controller (-1 if unknown) and the cluster id (None before v2 metadata)."""
+
+    cluster_id: str | None
+    controller_id: int
+    brokers: tuple[BrokerDescription, ...]
+
+    @property
+    def controller(self) -> BrokerDescription | None:
+        return next((b for b in self.brokers if b.node_id == self.controller_id), None)
+
+
+class ConfigResourceType(IntEnum):
+    """Kafka's resource type ids in DescribeConfigs and AlterConfigs."""
+
+    TOPIC = 2
+    BROKER = 4
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigResource:
+    """A topic (by name) or a broker (by node id as text) whose configs are described or altered."""
+
+    type: ConfigResourceType
+    name: str
+
+    @classmethod
+    def topic(cls, name: str) -> ConfigResource:
+        return cls(ConfigResourceType.TOPIC, name)
+
+    @classmethod
+    def broker(cls, node_id: int | str) -> ConfigResource:
+        return cls(ConfigResourceType.BROKER, str(node_id))
+
+    def __str__(self) -> str:
+        return f"{self.type.name.lower()} {self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigEntry:
+    """One config's effective value (None when unset or sensitive) and where it came from.
+
+    ``synonyms`` lists ``(name, value, source)`` from highest precedence
+    down, as DescribeConfigs v1+ reports them.
+    """
+
+    name: str
+    value: str | None
+    source: ConfigSource = ConfigSource.UNKNOWN
+    is_read_only: bool = False
+    is_sensitive: bool = False
+    synonyms: tuple[tuple[str, str | None, ConfigSource], ...] = ()
+
+    @property
+    def is_default(self) -> bool:
+        return self.source == ConfigSource.DEFAULT_CONFIG

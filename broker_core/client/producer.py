@@ -1,0 +1,382 @@
+"""Spate's producer: ``send`` returns a future; a background thread delivers batches.
+
+::
+
+    with Producer("127.0.0.1:9092", compression_type="lz4") as producer:
+        future = producer.send("orders", b"value", key=b"customer-7")
+        metadata = future.result()          # RecordMetadata(topic, partition, offset, timestamp)
+        producer.flush()
+
+``send`` only encodes the record into its partition's open batch (under a
+short lock) and returns; the sender thread (``sender.py``) turns ready
+batches into Produce requests. Options follow the Kafka producer's names,
+meanings and defaults. Idempotence is on unless the configuration rules it
+out (acks other than all, ``retries=0``, more than 5 requests in flight), as
+in Kafka: retries then never duplicate a record or reorder a partition.
+
+Delivery callbacks (``on_delivery`` or ``future.add_done_callback``) run on
+the sender thread: keep them short, and do not call ``flush`` or ``close``
+from one. Transactions (``init_transactions``, ``begin_transaction``, ...)
+belong with the transaction manager and are not offered yet.
+"""
+
+from __future__ import annotations
+
+import random
+import socket
+import threading
+import time
+from concurrent.futures import Future
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from broker_core.client.accumulator import RecordAccumulator
+from broker_core.client.config import ClientConfig, parse_acks, parse_compression
+from broker_core.client.connection import SocketFactory
+from broker_core.client.errors import ClientClosedError, KafkaTimeoutError
+from broker_core.client.metadata import ClusterSnapshot
+from broker_core.client.network_client import NetworkClient
+from broker_core.client.partitioner import DefaultPartitioner, Partitioner
+from broker_core.client.producer_batch import ProducerBatch
+from broker_core.client.record_metadata import RecordMetadata
+from broker_core.client.retry import Backoff
+from broker_core.client.sender import Sender
+from broker_core.client.topic_partition import TopicPartition
+from broker_core.client.transaction_manager import TransactionManager
+from broker_core.protocol import ErrorCode, KafkaError
+from broker_core.records.compression import Compression
+from broker_core.records.record import Header
+
+HeadersArg = Mapping[str, "bytes | str | None"] | Iterable[tuple[str, "bytes | str | None"]] | None
+DeliveryCallback = Callable[["RecordMetadata | None", "BaseException | None"], None]
+
+MAX_IN_FLIGHT_FOR_IDEMPOTENCE = 5
+# Fixed bytes a record adds around its key, value and headers, at most (varints and attributes).
+_RECORD_OVERHEAD = 21
+# Topic-level metadata errors that waiting will not cure.
+_FATAL_TOPIC_ERRORS = frozenset({ErrorCode.INVALID_TOPIC_EXCEPTION, ErrorCode.TOPIC_AUTHORIZATION_FAILED})
+
+
+def _as_bytes(data: bytes | bytearray | memoryview | str | None, what: str) -> bytes | None:
+    if data is None or type(data) is bytes:
+        return data  # type: ignore[return-value]
+    if isinstance(data, str):
+        return data.encode("utf-8")
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    raise TypeError(f"{what} must be bytes, str or None, not {type(data).__name__}")
+
+
+def _as_headers(headers: HeadersArg) -> tuple[Header, ...]:
+    if not headers:
+        return ()
+    items = headers.items() if isinstance(headers, Mapping) else headers
+    out = []
+    for name, value in items:
+        if not isinstance(name, str):
+            raise TypeError(f"header names must be str, not {type(name).__name__}")
+        out.append((name, _as_bytes(value, f"header {name!r}")))
+    return tuple(out)
+
+
+class Producer:
+    def __init__(
+        self,
+        bootstrap_servers: str | Sequence[str],
+        *,
+        acks: int | str = -1,
+        compression_type: str | Compression | None = "none",
+        batch_size: int = 16_384,
+        linger_ms: float = 5,
+        enable_idempotence: bool | None = None,
+        max_in_flight_requests_per_connection: int = 5,
+        request_timeout_ms: int = 30_000,
+        delivery_timeout_ms: int = 120_000,
+        retries: int = 2_147_483_647,
+        partitioner: Partitioner | None = None,
+        max_request_size: int = 1_048_576,
+        buffer_memory: int = 33_554_432,
+        max_block_ms: int = 60_000,
+        retry_backoff_ms: int = 100,
+        retry_backoff_max_ms: int = 1_000,
+        connect_timeout_ms: int = 10_000,
+        metadata_max_age_ms: int = 300_000,
+        client_id: str = "spate-producer",
+        clock: Callable[[], float] = time.monotonic,
+        time_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
+        rng: random.Random | None = None,
+        socket_factory: SocketFactory = socket.create_connection,
+    ) -> None:
+        """Create a producer and start its sender thread (no connection is made yet).
+
+        ``enable_idempotence``: None (the default) turns it on unless acks,
+        retries or max in-flight forbid it; True insists and raises
+        ValueError on a conflict. ``max_block_ms`` bounds how long ``send``
+        waits for metadata or buffer memory. ``clock``, ``time_ms``, ``rng``
+        and ``socket_factory`` are for tests.
+        """
+        self._acks = parse_acks(acks)
+        compression = parse_compression(compression_type)
+        if max_in_flight_requests_per_connection < 1:
+            raise ValueError("max_in_flight_requests_per_connection must be at least 1")
+        if retries < 0:
+            raise ValueError(f"retries must not be negative, not {retries}")
+        if delivery_timeout_ms < linger_ms + request_timeout_ms:
+            raise ValueError("delivery_timeout_ms must be at least linger_ms + request_timeout_ms")
+        conflicts = [
+            reason
+            for reason, bad in (
+                ("acks must be 'all'", self._acks != -1),
+                ("retries must be above 0", retries == 0),
+                (f"max_in_flight_requests_per_connection must be at most {MAX_IN_FLIGHT_FOR_IDEMPOTENCE}",
+                 max_in_flight_requests_per_connection > MAX_IN_FLIGHT_FOR_IDEMPOTENCE),
+            )
+            if bad
+        ]
+        if enable_idempotence and conflicts:
+            raise ValueError("enable_idempotence=True needs: " + "; ".join(conflicts))
+        self.idempotent = not conflicts if enable_idempotence is None else enable_idempotence
+        self._max_block = max_block_ms / 1000
+        self._max_request_size = max_request_size
+        self._buffer_memory = buffer_memory
+        self._clock = clock
+        self._time_ms = time_ms
+        rng = rng or random.Random()
+        config = ClientConfig(
+            client_id=client_id,
+            connect_timeout_ms=connect_timeout_ms,
+            request_timeout_ms=request_timeout_ms,
+            retry_backoff_ms=retry_backoff_ms,
+            retry_backoff_max_ms=retry_backoff_max_ms,
+            metadata_max_age_ms=metadata_max_age_ms,
+        )
+        self._network = NetworkClient(
+            bootstrap_servers, config, clock=clock, rng=rng, socket_factory=socket_factory,
+            allow_auto_topic_creation=True,
+        )
+        self._metadata = self._network.metadata
+        self._partitioner: Partitioner = partitioner or DefaultPartitioner(rng)
+        self._accumulator = RecordAccumulator(
+            batch_size=batch_size,
+            linger=linger_ms / 1000,
+            compression=compression,
+            delivery_timeout=delivery_timeout_ms / 1000,
+        )
+        self._lock = threading.Lock()
+        self._batch_done = threading.Condition(self._lock)
+        # Incomplete batches and the buffer memory each one holds.
+        self._incomplete: dict[ProducerBatch, int] = {}
+        self._buffered = 0
+        self._closed = False
+        self._fatal: BaseException | None = None
+        self._sender = Sender(
+            network=self._network,
+            accumulator=self._accumulator,
+            lock=self._lock,
+            partitioner=self._partitioner,
+            transactions=TransactionManager() if self.idempotent else None,
+            acks=self._acks,
+            request_timeout_ms=request_timeout_ms,
+            max_request_size=max_request_size,
+            max_in_flight=max_in_flight_requests_per_connection,
+            retries=retries,
+            backoff=Backoff(retry_backoff_ms, retry_backoff_max_ms, rng),
+            on_batch_done=self._on_batch_done,
+            on_fatal_error=self._on_fatal_error,
+            clock=clock,
+        )
+        self._sender.start()
+
+    # --- sending ----------------------------------------------------------------------------------
+
+    def send(
+        self,
+        topic: str,
+        value: bytes | str | None = None,
+        key: bytes | str | None = None,
+        partition: int | None = None,
+        timestamp: int | None = None,
+        headers: HeadersArg = None,
+        *,
+        on_delivery: DeliveryCallback | None = None,
+    ) -> Future[RecordMetadata]:
+        """Queue one record; the future resolves to its RecordMetadata or fails with the reason.
+
+        ``timestamp`` is milliseconds since the epoch (default: now).
+        ``headers`` is a mapping or a sequence of ``(name, value)`` pairs.
+        ``on_delivery(metadata, error)`` runs on the sender thread when the
+        outcome is known. Blocks up to ``max_block_ms`` while the topic's
+        metadata is unknown or the buffer memory is used up, then raises
+        KafkaTimeoutError.
+        """
+        if self._closed:
+            raise ClientClosedError("send() after the producer was closed")
+        if self._fatal is not None:
+            raise self._fatal
+        if partition is not None and partition < 0:
+            raise ValueError(f"partition must not be negative, not {partition}")
+        key_bytes = _as_bytes(key, "key")
+        value_bytes = _as_bytes(value, "value")
+        record_headers = _as_headers(headers)
+        stamp = self._time_ms() if timestamp is None else int(timestamp)
+        deadline = self._clock() + self._max_block
+        snapshot = self._metadata.snapshot
+        count = snapshot.partition_count(topic)
+        if count is None or (partition is not None and partition >= count):
+            snapshot, count = self._wait_for_partitions(topic, partition, deadline)
+
+        # Cancelling this future does not stop the record; it only drops the result.
+        future: Future[RecordMetadata] = Future()
+        if on_delivery is not None:
+            future.add_done_callback(_delivery_adapter(on_delivery))
+        size = _RECORD_OVERHEAD + len(key_bytes or b"") + len(value_bytes or b"")
+        size += sum(len(name) + len(value or b"") + 10 for name, value in record_headers)
+        if size > self._max_request_size:
+            future.set_exception(
+                KafkaError(
+                    ErrorCode.MESSAGE_TOO_LARGE,
+                    f"a {size}-byte record exceeds max_request_size ({self._max_request_size} bytes)",
+                )
+            )
+            return future
+
+        with self._lock:
+            if self._buffered >= self._buffer_memory:
+                self._wait_for_memory(deadline)
+            if partition is None:
+                partition = self._partitioner.partition(topic, key_bytes, count, snapshot.available_partitions(topic))
+            tp = TopicPartition(topic, partition)
+            result = self._accumulator.append(tp, stamp, key_bytes, value_bytes, record_headers, future, self._clock())
+            if result.new_batch:
+                reserved = max(self._accumulator.batch_size, result.batch.size_in_bytes)
+                self._incomplete[result.batch] = reserved
+                self._buffered += reserved
+            if result.batch_closed:
+                self._partitioner.batch_closed(topic, partition, count, snapshot.available_partitions(topic))
+        # A sender with requests in flight looks at the queues again as soon as a
+        # response arrives; only an idle one needs waking (a syscall, and a GIL
+        # hand-over, per batch otherwise).
+        if (result.new_batch or result.batch_closed) and self._sender.idle:
+            self._network.wakeup()
+        return future
+
+    def _wait_for_partitions(
+        self, topic: str, partition: int | None, deadline: float
+    ) -> tuple[ClusterSnapshot, int]:
+        """Block until metadata knows ``topic`` (and ``partition``) or the deadline passes."""
+        self._metadata.add_topics([topic])
+        while True:
+            snapshot = self._metadata.snapshot
+            count = snapshot.partition_count(topic)
+            if count is not None and (partition is None or partition < count):
+                return snapshot, count
+            error = snapshot.topic_errors.get(topic)
+            if error in _FATAL_TOPIC_ERRORS:
+                raise KafkaError(error, f"cannot produce to topic {topic!r}")
+            if self._fatal is not None:
+                raise self._fatal
+            if self._closed:
+                raise ClientClosedError("the producer was closed while waiting for metadata")
+            remaining = deadline - self._clock()
+            if remaining <= 0:
+                wanted = f"partition {partition} of topic {topic!r}" if partition is not None else f"topic {topic!r}"
+                why = f" (the broker answers {error.name})" if error is not None else ""
+                if count is not None:
+                    why = f" (the topic has {count} partitions)"
+                raise KafkaTimeoutError(f"{wanted} not present in metadata after {self._max_block * 1000:.0f} ms{why}")
+            seen = self._metadata.version
+            self._metadata.request_update()
+            self._network.wakeup()
+            self._metadata.wait_for_change(seen, min(remaining, 0.5))
+
+    def _wait_for_memory(self, deadline: float) -> None:
+        """Called with the lock held; releases it while waiting for batches to complete."""
+        while self._buffered >= self._buffer_memory:
+            remaining = deadline - self._clock()
+            if remaining <= 0:
+                raise KafkaTimeoutError(
+                    f"buffer_memory ({self._buffer_memory} bytes) stayed full for {self._max_block * 1000:.0f} ms"
+                )
+            self._batch_done.wait(remaining)
+            if self._fatal is not None:
+                raise self._fatal
+
+    # --- flush and close --------------------------------------------------------------------------
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Send everything queued now and wait (seconds; None: no limit) until each record's outcome is known.
+
+        Raises KafkaTimeoutError when the timeout passes first.
+        """
+        with self._lock:
+            pending = list(self._incomplete)
+            self._accumulator.begin_flush()
+        self._network.wakeup()
+        try:
+            with self._batch_done:
+                finished = self._batch_done.wait_for(lambda: all(batch.done for batch in pending), timeout)
+        finally:
+            with self._lock:
+                self._accumulator.end_flush()
+        if not finished:
+            undone = sum(batch.record_count for batch in pending if not batch.done)
+            raise KafkaTimeoutError(f"flush timed out with {undone} record(s) still undelivered")
+
+    def close(self, timeout: float | None = None) -> None:
+        """Deliver what is queued (waiting at most ``timeout`` seconds), then stop.
+
+        Records still undelivered when the timeout passes fail with
+        ClientClosedError. Calling close again does nothing.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        with self._lock:
+            self._accumulator.closing = True
+        self._sender.initiate_close()
+        if threading.current_thread() is self._sender.thread:
+            return  # closing from a delivery callback: the sender winds down by itself
+        self._sender.thread.join(timeout)
+        if self._sender.thread.is_alive():
+            self._sender.force_close()
+            self._sender.thread.join()
+
+    def __enter__(self) -> Producer:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    # --- information ------------------------------------------------------------------------------
+
+    def partitions_for(self, topic: str) -> list[int]:
+        """The topic's partition numbers, waiting up to ``max_block_ms`` for its metadata."""
+        snapshot = self._metadata.snapshot
+        count = snapshot.partition_count(topic)
+        if count is None:
+            _, count = self._wait_for_partitions(topic, None, self._clock() + self._max_block)
+        return list(range(count))
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # --- sender callbacks -------------------------------------------------------------------------
+
+    def _on_batch_done(self, batch: ProducerBatch) -> None:
+        with self._lock:
+            reserved = self._incomplete.pop(batch, 0)
+            self._buffered -= reserved
+            self._batch_done.notify_all()
+
+    def _on_fatal_error(self, error: BaseException) -> None:
+        self._fatal = error
+        with self._lock:
+            self._batch_done.notify_all()
+
+
+def _delivery_adapter(callback: DeliveryCallback) -> Callable[[Future[RecordMetadata]], None]:
+    def report(future: Future[RecordMetadata]) -> None:
+        error = future.exception()
+        callback(None if error is not None else future.result(), error)
+
+    return report

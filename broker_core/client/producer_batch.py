@@ -1,0 +1,236 @@
+"""Records bound for one partition, encoded as they arrive and sealed into one RecordBatch v2.
+
+Appending encodes the record straight into the batch's buffer, behind 61
+bytes reserved for the header (the layout is in ``records/batch.py``):
+offset deltas count from 0 and timestamp deltas from the first record, so
+nothing has to be rewritten later. ``seal`` runs once, when the batch stops
+taking records: it compresses the records section if a codec is set.
+``encode`` then writes the header and the CRC-32C for the producer id, epoch
+and base sequence the batch is sent with. Those are only known when the
+sender drains the batch, and they change if the producer's identity is
+reset, which is why they are not part of sealing; re-encoding costs one
+header pack and one CRC pass, never a recompression.
+"""
+
+from __future__ import annotations
+
+import struct
+from concurrent.futures import Future, InvalidStateError
+from typing import Any
+
+from broker_core.client.record_metadata import RecordMetadata
+from broker_core.client.topic_partition import TopicPartition
+from broker_core.records.batch import (
+    CRC_OFFSET,
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    MAGIC_V2,
+    NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    TRANSACTIONAL_MASK,
+    batch_crc,
+)
+from broker_core.records.compression import Compression, compress
+from broker_core.records.record import Header, encode_record_into
+
+_HEADER = struct.Struct(">qiibIhiqqqhii")
+_CRC = struct.Struct(">I")
+
+
+class ProducerBatch:
+    """One partition's batch: its encoded records, their futures, and its send state.
+
+    Not thread-safe; the producer's lock guards appends, the sender owns a
+    batch once it is drained.
+    """
+
+    __slots__ = (
+        "topic_partition",
+        "created_at",
+        "compression",
+        "capacity",
+        "_buffer",
+        "_payload",
+        "record_count",
+        "base_timestamp",
+        "max_timestamp",
+        "futures",
+        "timestamps",
+        "attempts",
+        "retry_at",
+        "producer_id",
+        "producer_epoch",
+        "base_sequence",
+        "is_transactional",
+        "in_flight",
+        "done",
+    )
+
+    def __init__(
+        self,
+        topic_partition: TopicPartition,
+        created_at: float,
+        *,
+        capacity: int,
+        compression: Compression = Compression.NONE,
+    ) -> None:
+        self.topic_partition = topic_partition
+        self.created_at = created_at
+        self.compression = compression
+        self.capacity = capacity
+        self._buffer = bytearray(HEADER_SIZE)
+        self._payload: bytearray | None = None
+        self.record_count = 0
+        self.base_timestamp = 0
+        self.max_timestamp = 0
+        self.futures: list[Future[RecordMetadata]] = []
+        self.timestamps: list[int] = []
+        self.attempts = 0
+        self.retry_at = 0.0
+        self.producer_id = NO_PRODUCER_ID
+        self.producer_epoch = NO_PRODUCER_EPOCH
+        self.base_sequence = NO_SEQUENCE
+        self.is_transactional = False
+        self.in_flight = False
+        self.done = False
+
+    # --- filling -------------------------------------------------------------------------------
+
+    def try_append(
+        self,
+        timestamp: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: tuple[Header, ...],
+        future: Future[RecordMetadata],
+    ) -> bool:
+        """Encode one record into the batch; False (batch unchanged) if it would overflow.
+
+        The first record is always taken, however large, so that a record
+        bigger than the batch size still travels, alone.
+        """
+        buffer = self._buffer
+        if self._payload is not None:
+            return False
+        count = self.record_count
+        if count == 0:
+            self.base_timestamp = timestamp
+            self.max_timestamp = timestamp
+            encode_record_into(buffer, 0, 0, key, value, headers)
+        else:
+            mark = len(buffer)
+            encode_record_into(buffer, count, timestamp - self.base_timestamp, key, value, headers)
+            if len(buffer) > self.capacity:
+                del buffer[mark:]
+                return False
+            if timestamp > self.max_timestamp:
+                self.max_timestamp = timestamp
+        self.record_count = count + 1
+        self.futures.append(future)
+        self.timestamps.append(timestamp)
+        return True
+
+    @property
+    def size_in_bytes(self) -> int:
+        """Bytes held: header plus records, before compression (after, once sealed)."""
+        return len(self._buffer) if self._payload is None else len(self._payload)
+
+    @property
+    def is_full(self) -> bool:
+        return self._payload is not None or len(self._buffer) >= self.capacity
+
+    @property
+    def sealed(self) -> bool:
+        return self._payload is not None
+
+    def seal(self) -> bytearray:
+        """Stop taking records and compress them; returns the header-prefixed payload. Idempotent."""
+        if self._payload is not None:
+            return self._payload
+        if self.compression is Compression.NONE:
+            payload = self._buffer
+        else:
+            payload = bytearray(HEADER_SIZE)
+            payload += compress(self.compression, memoryview(self._buffer)[HEADER_SIZE:])
+        self._payload = payload
+        self._buffer = bytearray()
+        return payload
+
+    # --- sending -------------------------------------------------------------------------------
+
+    @property
+    def has_sequence(self) -> bool:
+        return self.base_sequence != NO_SEQUENCE
+
+    def set_producer_state(self, producer_id: int, producer_epoch: int, base_sequence: int, transactional: bool) -> None:
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.base_sequence = base_sequence
+        self.is_transactional = transactional
+
+    def clear_sequence(self) -> None:
+        """Forget the producer identity, so the batch is numbered afresh when next drained."""
+        self.set_producer_state(NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_SEQUENCE, False)
+
+    def encode(self) -> bytearray:
+        """The complete RecordBatch v2 for the current producer state; seals the batch first."""
+        payload = self.seal()
+        attributes = int(self.compression)
+        if self.is_transactional:
+            attributes |= TRANSACTIONAL_MASK
+        _HEADER.pack_into(
+            payload,
+            0,
+            0,  # baseOffset: the broker assigns it
+            len(payload) - LOG_OVERHEAD,
+            NO_PARTITION_LEADER_EPOCH,
+            MAGIC_V2,
+            0,  # crc, filled in below
+            attributes,
+            self.record_count - 1,
+            self.base_timestamp,
+            self.max_timestamp,
+            self.producer_id,
+            self.producer_epoch,
+            self.base_sequence,
+            self.record_count,
+        )
+        _CRC.pack_into(payload, CRC_OFFSET, batch_crc(payload, 0, len(payload)))
+        return payload
+
+    # --- outcome ---------------------------------------------------------------------------------
+
+    def complete(self, base_offset: int, log_append_time: int = -1) -> None:
+        """Resolve every record's future; ``base_offset`` -1 means the offsets are unknown."""
+        if self.done:
+            return
+        self.done = True
+        topic, partition = self.topic_partition.topic, self.topic_partition.partition
+        for index, (future, timestamp) in enumerate(zip(self.futures, self.timestamps)):
+            offset = base_offset + index if base_offset >= 0 else -1
+            stamp = log_append_time if log_append_time >= 0 else timestamp
+            try:
+                future.set_result(RecordMetadata(topic, partition, offset, stamp))
+            except InvalidStateError:
+                pass  # the caller cancelled its future; the record was delivered all the same
+
+    def fail(self, error: BaseException) -> None:
+        """Fail every record's future with ``error``."""
+        if self.done:
+            return
+        self.done = True
+        for future in self.futures:
+            try:
+                future.set_exception(error)
+            except InvalidStateError:
+                pass  # cancelled by the caller
+
+    def __repr__(self) -> str:
+        state: list[Any] = [f"{self.record_count} records", f"{self.size_in_bytes} bytes"]
+        if self.has_sequence:
+            state.append(f"seq {self.base_sequence}")
+        if self.attempts:
+            state.append(f"attempt {self.attempts + 1}")
+        return f"<ProducerBatch {self.topic_partition} {' '.join(state)}>"
