@@ -1,0 +1,310 @@
+"""``spate perf produce|consume|end-to-end``: throughput and latency against any Kafka-protocol broker.
+
+Progress goes to stderr (a rich progress bar on a terminal, a line every
+few seconds otherwise); the final summary is one line on stdout, in the
+shape of Kafka's perf tools, e.g. for ``produce``::
+
+    10000 records sent, 5321.1 records/sec (5.20 MB/sec), 12.34 ms avg latency, 40.10 ms max latency,
+    10.02 ms 50th, 25.31 ms 95th, 33.00 ms 99th, 40.10 ms 99.9th.
+
+(one line). Produce latency is send to acknowledgement (the delivery
+future); consume latency is the wait for each non-empty poll; end-to-end
+latency is from the send to the record's arrival at the consumer, read from
+a send time the record carries in its first 8 bytes (nanoseconds, big-endian).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import struct
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from broker_core.cli.common import (
+    ACKS_CHOICES,
+    COMPRESSION_CHOICES,
+    CommandParser,
+    add_connection_arguments,
+    client_errors,
+    one_line_errors,
+    positive_int,
+    stderr_is_terminal,
+)
+from broker_core.cli.errors import CliError
+from broker_core.client import Admin, Consumer, Producer, RecordMetadata, TopicPartition
+
+PROGRESS_INTERVAL_S = 5.0
+MB = 1024 * 1024
+_SEND_TIME = struct.Struct(">q")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    perf = one_line_errors(subparsers.add_parser("perf", help="measure throughput and latency"))
+    commands = perf.add_subparsers(title="perf commands", metavar="COMMAND", parser_class=CommandParser)
+    perf.set_defaults(func=lambda args: (perf.print_help(sys.stderr), 2)[1])
+
+    produce = commands.add_parser("produce", help="produce N records and report throughput and ack latency")
+    _common_options(produce)
+    produce.add_argument("--record-size", type=positive_int, required=True, metavar="B", help="value size in bytes")
+    produce.add_argument("--throughput", type=float, default=-1, metavar="R",
+                         help="records/s to aim for; -1 (default) means as fast as possible")
+    produce.add_argument("--acks", choices=ACKS_CHOICES, default="all")
+    produce.add_argument("--compression", choices=COMPRESSION_CHOICES, default="none")
+    produce.add_argument("--batch-size", type=positive_int, default=16_384, metavar="BYTES")
+    produce.add_argument("--linger-ms", type=float, default=5, metavar="MS")
+    produce.set_defaults(func=run_produce)
+
+    consume = commands.add_parser("consume", help="consume N records from the start and report throughput")
+    _common_options(consume)
+    consume.add_argument("--timeout-ms", type=positive_int, default=10_000, metavar="MS",
+                         help="fail after this long without a new record (default: 10000)")
+    consume.set_defaults(func=run_consume)
+
+    e2e = commands.add_parser("end-to-end", help="produce and consume N records, report produce-to-consume latency")
+    _common_options(e2e)
+    e2e.add_argument("--throughput", type=float, required=True, metavar="R", help="records/s to produce")
+    e2e.add_argument("--record-size", type=positive_int, default=100, metavar="B",
+                     help="value size in bytes, at least 8 (default: 100)")
+    e2e.add_argument("--acks", choices=ACKS_CHOICES, default="1")
+    e2e.add_argument("--timeout-ms", type=positive_int, default=10_000, metavar="MS",
+                     help="fail after this long without a new record (default: 10000)")
+    e2e.set_defaults(func=run_end_to_end)
+
+
+def _common_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--topic", required=True, metavar="T")
+    parser.add_argument("--records", type=positive_int, required=True, metavar="N")
+    add_connection_arguments(parser)
+
+
+# --- statistics ---------------------------------------------------------------------------------
+
+
+def percentile(sorted_values: Sequence[float], fraction: float) -> float:
+    """Nearest-rank percentile of already sorted values (0 for none)."""
+    if not sorted_values:
+        return 0.0
+    rank = max(1, math.ceil(fraction * len(sorted_values)))
+    return sorted_values[min(rank, len(sorted_values)) - 1]
+
+
+@dataclass(frozen=True)
+class Summary:
+    records: int
+    bytes: int
+    seconds: float
+    latencies_ms: list[float]
+
+    def line(self, verb: str) -> str:
+        seconds = max(self.seconds, 1e-9)
+        ordered = sorted(self.latencies_ms)
+        average = sum(ordered) / len(ordered) if ordered else 0.0
+        return (
+            f"{self.records} records {verb}, {self.records / seconds:.1f} records/sec "
+            f"({self.bytes / MB / seconds:.2f} MB/sec), {average:.2f} ms avg latency, "
+            f"{ordered[-1] if ordered else 0.0:.2f} ms max latency, "
+            f"{percentile(ordered, 0.5):.2f} ms 50th, {percentile(ordered, 0.95):.2f} ms 95th, "
+            f"{percentile(ordered, 0.99):.2f} ms 99th, {percentile(ordered, 0.999):.2f} ms 99.9th."
+        )
+
+
+class Reporter:
+    """Progress on stderr: a rich bar on a terminal, a window line every few seconds otherwise."""
+
+    def __init__(self, total: int, verb: str, clock: Callable[[], float] = time.monotonic) -> None:
+        self._total = total
+        self._verb = verb
+        self._clock = clock
+        self._window_start = clock()
+        self._window_count = 0
+        self._progress: Progress | None = None
+        self._task = None
+        if stderr_is_terminal():
+            self._progress = Progress(
+                TextColumn(f"records {verb}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                console=Console(file=sys.stderr), transient=True,
+            )
+            self._task = self._progress.add_task(verb, total=total)
+            self._progress.start()
+
+    def advance(self, done: int, count: int = 1) -> None:
+        if self._progress is not None:
+            self._progress.update(self._task, completed=done)
+            return
+        self._window_count += count
+        now = self._clock()
+        if now - self._window_start >= PROGRESS_INTERVAL_S:
+            rate = self._window_count / (now - self._window_start)
+            print(f"{done}/{self._total} records {self._verb}, {rate:.1f} records/sec", file=sys.stderr, flush=True)
+            self._window_start, self._window_count = now, 0
+
+    def close(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+
+class Throttle:
+    """Paces sends to ``rate`` per second (no pacing when rate <= 0)."""
+
+    def __init__(self, rate: float, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self._rate = rate
+        self._clock = clock
+        self._sleep = sleep
+        self._start = clock()
+
+    def wait_for(self, sent: int) -> None:
+        if self._rate <= 0:
+            return
+        ahead = sent / self._rate - (self._clock() - self._start)
+        if ahead > 0:
+            self._sleep(ahead)
+
+
+# --- commands -----------------------------------------------------------------------------------
+
+
+def run_produce(args: argparse.Namespace) -> int:
+    payload = os.urandom(args.record_size)
+    latencies: list[float] = []
+    failures: list[BaseException] = []
+    lock = threading.Lock()
+    reporter = Reporter(args.records, "sent")
+    throttle = Throttle(args.throughput)
+
+    def on_delivery(sent_at: float) -> Callable[[RecordMetadata | None, BaseException | None], None]:
+        def record(metadata: RecordMetadata | None, error: BaseException | None) -> None:
+            with lock:
+                if error is None:
+                    latencies.append((time.perf_counter() - sent_at) * 1000)
+                else:
+                    failures.append(error)
+        return record
+
+    with client_errors(args.bootstrap_server):
+        producer = _producer(args, acks=args.acks, compression_type=args.compression,
+                             batch_size=args.batch_size, linger_ms=args.linger_ms)
+        try:
+            producer.partitions_for(args.topic)  # fail fast on a bad topic or broker
+            started = time.perf_counter()
+            for sent in range(args.records):
+                throttle.wait_for(sent)
+                producer.send(args.topic, payload, on_delivery=on_delivery(time.perf_counter()))
+                reporter.advance(sent + 1)
+            producer.flush(args.api_timeout_ms / 1000 + 5)
+            elapsed = time.perf_counter() - started
+        finally:
+            reporter.close()
+            producer.close(5)
+    if failures:
+        raise CliError(f"{len(failures)} of {args.records} records failed: {_first_line(failures[0])}")
+    print(Summary(args.records, args.records * args.record_size, elapsed, latencies).line("sent"), flush=True)
+    return 0
+
+
+def run_consume(args: argparse.Namespace) -> int:
+    latencies: list[float] = []
+    count = size = 0
+    reporter = Reporter(args.records, "consumed")
+    with client_errors(args.bootstrap_server):
+        partitions = _partitions(args)
+        consumer = _consumer(args)
+        try:
+            consumer.assign(partitions)
+            consumer.seek_to_beginning(*partitions)
+            started = idle_since = time.perf_counter()
+            while count < args.records:
+                polled = time.perf_counter()
+                batches = consumer.poll_batches(timeout_ms=100)
+                now = time.perf_counter()
+                if not batches:
+                    if (now - idle_since) * 1000 > args.timeout_ms:
+                        raise CliError(f"no new records for {args.timeout_ms} ms after {count} of {args.records}")
+                    continue
+                latencies.append((now - polled) * 1000)
+                idle_since = now
+                for batch in batches:
+                    count += len(batch)
+                    size += sum(len(v or b"") + len(k or b"") for k, v in zip(batch.keys, batch.values))
+                reporter.advance(min(count, args.records))
+            elapsed = time.perf_counter() - started
+        finally:
+            reporter.close()
+            consumer.close()
+    print(Summary(count, size, elapsed, latencies).line("consumed"), flush=True)
+    return 0
+
+
+def run_end_to_end(args: argparse.Namespace) -> int:
+    if args.record_size < _SEND_TIME.size:
+        raise CliError(f"--record-size must be at least {_SEND_TIME.size} for end-to-end", exit_code=2)
+    padding = os.urandom(args.record_size - _SEND_TIME.size)
+    latencies: list[float] = []
+    reporter = Reporter(args.records, "round-tripped")
+    with client_errors(args.bootstrap_server):
+        producer = _producer(args, acks=args.acks, linger_ms=0)
+        consumer = _consumer(args)
+        try:
+            producer.partitions_for(args.topic)  # creates the topic where the broker allows it
+            partitions = _partitions(args)
+            consumer.assign(partitions)
+            consumer.seek_to_end(*partitions)
+            for tp in partitions:
+                consumer.position(tp)
+            started = idle_since = time.perf_counter()
+            sent = 0
+            while len(latencies) < args.records:
+                due = args.records if args.throughput <= 0 else int((time.perf_counter() - started) * args.throughput) + 1
+                while sent < min(due, args.records):
+                    producer.send(args.topic, _SEND_TIME.pack(time.perf_counter_ns()) + padding)
+                    sent += 1
+                for record in consumer.poll(timeout_ms=5, max_records=500):
+                    if record.value is not None and len(record.value) >= _SEND_TIME.size:
+                        (sent_ns,) = _SEND_TIME.unpack_from(record.value)
+                        latencies.append((time.perf_counter_ns() - sent_ns) / 1e6)
+                        idle_since = time.perf_counter()
+                reporter.advance(len(latencies))
+                if (time.perf_counter() - idle_since) * 1000 > args.timeout_ms:
+                    raise CliError(f"no records came back for {args.timeout_ms} ms "
+                                   f"({len(latencies)} of {args.records} received)")
+            elapsed = time.perf_counter() - started
+        finally:
+            reporter.close()
+            consumer.close()
+            producer.close(5)
+    print(Summary(len(latencies), len(latencies) * args.record_size, elapsed, latencies).line("round-tripped"),
+          flush=True)
+    return 0
+
+
+def _producer(args: argparse.Namespace, **options: object) -> Producer:
+    return Producer(
+        args.bootstrap_server, max_block_ms=args.api_timeout_ms, request_timeout_ms=args.api_timeout_ms,
+        delivery_timeout_ms=2 * args.api_timeout_ms + 5_000, client_id="spate-perf", **options,  # type: ignore[arg-type]
+    )
+
+
+def _consumer(args: argparse.Namespace) -> Consumer:
+    return Consumer(
+        args.bootstrap_server, auto_offset_reset="earliest", default_api_timeout_ms=args.api_timeout_ms,
+        request_timeout_ms=args.api_timeout_ms, fetch_max_wait_ms=100, client_id="spate-perf",
+    )
+
+
+def _partitions(args: argparse.Namespace) -> list[TopicPartition]:
+    with Admin(args.bootstrap_server, default_api_timeout_ms=args.api_timeout_ms,
+               request_timeout_ms=args.api_timeout_ms, client_id="spate-perf") as admin:
+        description = admin.describe_topics([args.topic])[args.topic]
+    return [TopicPartition(args.topic, p.partition) for p in description.partitions]
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip() or type(error).__name__).splitlines()[0]
