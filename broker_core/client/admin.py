@@ -13,8 +13,8 @@ names several resources succeeds for the resources that can succeed and
 then raises :class:`AdminError` listing the ones that failed, each with its
 own Kafka error (TOPIC_ALREADY_EXISTS, UNKNOWN_TOPIC_OR_PARTITION,
 INVALID_PARTITIONS, INVALID_CONFIG, ...); ``exc.code`` is the first
-failure's code. Single-threaded, like the consumer. Group administration
-arrives with the group coordinator.
+failure's code. Single-threaded, like the consumer. Group calls go to the
+group's coordinator (see :mod:`broker_core.client.group_admin`).
 """
 
 from __future__ import annotations
@@ -30,12 +30,16 @@ from broker_core.client.admin_types import (
     ConfigEntry,
     ConfigResource,
     ConfigResourceType,
+    GroupDescription,
+    GroupListing,
     NewTopic,
+    OffsetAndMetadata,
     TopicDescription,
 )
 from broker_core.client.config import ClientConfig, parse_isolation_level
 from broker_core.client.connection import SocketFactory
 from broker_core.client.errors import AdminError, ClientClosedError
+from broker_core.client.group_admin import GroupAdmin
 from broker_core.client.list_offsets import list_offsets
 from broker_core.client.network_client import NetworkClient
 from broker_core.client.retry import retry_until
@@ -355,6 +359,61 @@ class Admin:
             self._deadline(timeout_ms),
         )
         return snapshot.describe_cluster()
+
+    # --- consumer groups ----------------------------------------------------------------------------
+
+    def list_groups(self, *, timeout_ms: float | None = None) -> list[GroupListing]:
+        """Every group of every broker, sorted by id."""
+        return self._group_admin().list_groups(self._deadline(timeout_ms))
+
+    def describe_groups(
+        self, group_ids: str | Iterable[str], *, timeout_ms: float | None = None
+    ) -> dict[str, GroupDescription]:
+        """State, protocol and members (with decoded assignments) of each group.
+
+        A group no coordinator knows comes back in state ``Dead`` (``exists`` is False).
+        """
+        ids = [group_ids] if isinstance(group_ids, str) else list(group_ids)
+        return self._group_admin().describe_groups(ids, self._deadline(timeout_ms))
+
+    def list_group_offsets(
+        self,
+        group_id: str,
+        partitions: Iterable[TopicPartition] | None = None,
+        *,
+        timeout_ms: float | None = None,
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
+        """The group's committed offsets (None: every partition it committed); uncommitted ones are left out."""
+        return self._group_admin().list_group_offsets(group_id, partitions, self._deadline(timeout_ms))
+
+    def alter_group_offsets(
+        self,
+        group_id: str,
+        offsets: Mapping[TopicPartition, OffsetAndMetadata | int],
+        *,
+        timeout_ms: float | None = None,
+    ) -> None:
+        """Commit offsets for a group from outside it: only allowed while the group has no members.
+
+        A group with members refuses with UNKNOWN_MEMBER_ID (or
+        ILLEGAL_GENERATION / REBALANCE_IN_PROGRESS), raised as AdminError.
+        """
+        self._group_admin().alter_group_offsets(group_id, offsets, self._deadline(timeout_ms))
+
+    def delete_groups(self, group_ids: str | Iterable[str], *, timeout_ms: float | None = None) -> None:
+        """Delete empty groups and their offsets (GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP otherwise)."""
+        ids = [group_ids] if isinstance(group_ids, str) else list(group_ids)
+        self._group_admin().delete_groups(ids, self._deadline(timeout_ms))
+
+    def delete_group_offsets(
+        self, group_id: str, partitions: Iterable[TopicPartition], *, timeout_ms: float | None = None
+    ) -> None:
+        """Delete committed offsets of topics the group does not consume (GROUP_SUBSCRIBED_TO_TOPIC otherwise)."""
+        self._group_admin().delete_group_offsets(group_id, partitions, self._deadline(timeout_ms))
+
+    def _group_admin(self) -> GroupAdmin:
+        self._check_open()
+        return GroupAdmin(self._network, self._retry)
 
     # --- lifecycle ----------------------------------------------------------------------------------
 

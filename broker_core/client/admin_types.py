@@ -1,4 +1,4 @@
-"""The values the admin client takes and returns: topics, partitions, brokers, configs.
+"""The values the admin client takes and returns: topics, partitions, brokers, configs, groups.
 
 The metadata cache shares the description types, so a producer, a consumer
 and the admin client all see the cluster through the same shapes.
@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Mapping
 
+from broker_core.client.topic_partition import TopicPartition
 from broker_core.config.config_source import ConfigSource
 
 __all__ = [
@@ -19,7 +20,11 @@ __all__ = [
     "ConfigResource",
     "ConfigResourceType",
     "ConfigSource",
+    "GroupDescription",
+    "GroupListing",
+    "MemberDescription",
     "NewTopic",
+    "OffsetAndMetadata",
     "PartitionDescription",
     "TopicDescription",
 ]
@@ -130,3 +135,72 @@ class ConfigEntry:
     @property
     def is_default(self) -> bool:
         return self.source == ConfigSource.DEFAULT_CONFIG
+
+
+# --- consumer groups ---------------------------------------------------------------------------
+
+# Group states as the broker names them in DescribeGroups.
+GROUP_STATE_EMPTY = "Empty"
+GROUP_STATE_DEAD = "Dead"
+
+
+@dataclass(frozen=True, slots=True)
+class GroupListing:
+    """A group some broker coordinates; ``protocol_type`` is "" for groups that only commit offsets."""
+
+    group_id: str
+    protocol_type: str
+
+    @property
+    def is_simple_consumer_group(self) -> bool:
+        return not self.protocol_type
+
+
+@dataclass(frozen=True, slots=True)
+class MemberDescription:
+    """One member of a group and the partitions it was assigned.
+
+    ``assignment`` is decoded only for groups of protocol type ``consumer``;
+    it is empty for other groups and for members between rebalances.
+    """
+
+    member_id: str
+    client_id: str
+    host: str
+    group_instance_id: str | None = None
+    assignment: tuple[TopicPartition, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class GroupDescription:
+    """A group's state (``Empty``, ``PreparingRebalance``, ``CompletingRebalance``, ``Stable``, ``Dead``).
+
+    A group the coordinator does not know is described as ``Dead`` with no
+    members, as Kafka does; ``exists`` tells the two apart. ``protocol`` is
+    the chosen assignor of a consumer group (e.g. ``range``).
+    """
+
+    group_id: str
+    state: str
+    protocol_type: str
+    protocol: str
+    members: tuple[MemberDescription, ...]
+    coordinator: BrokerDescription | None = None
+
+    @property
+    def exists(self) -> bool:
+        return self.state != GROUP_STATE_DEAD
+
+    @property
+    def is_empty(self) -> bool:
+        """No members: its offsets may be changed from outside (Empty, or Dead i.e. unknown)."""
+        return self.state in (GROUP_STATE_EMPTY, GROUP_STATE_DEAD)
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetAndMetadata:
+    """A committed position: the next offset to consume, the committer's metadata and its leader epoch."""
+
+    offset: int
+    metadata: str | None = ""
+    leader_epoch: int = -1
