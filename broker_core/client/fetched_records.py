@@ -30,10 +30,10 @@ from typing import Any, Iterable
 from broker_core.client.config import READ_COMMITTED
 from broker_core.client.consumer_record import FetchedBatch
 from broker_core.records.batch import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, peek_offset_and_length, validate_batch
-from broker_core.records.compression import DEFAULT_MAX_DECOMPRESSED_SIZE, Compression, codec_of, decompress
+from broker_core.records.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from broker_core.records.control import ControlType, parse_control_record
-from broker_core.records.errors import CorruptRecordError
-from broker_core.records.record import Header, Record, TimestampType, decode_record
+from broker_core.records.reader import decode_batch_columns, records_section
+from broker_core.records.record import Record, TimestampType, decode_record
 
 
 @dataclass(slots=True)
@@ -108,18 +108,8 @@ def decode_partition_records(
     return result
 
 
-def _records_section(buf: bytes | bytearray, header: BatchHeader, max_size: int) -> bytes:
-    start = header.position + HEADER_SIZE
-    end = header.position + header.size
-    section = memoryview(buf)[start:end]
-    codec = codec_of(header.compression)
-    if codec is Compression.NONE or not section:
-        return bytes(section)
-    return decompress(codec, section, max_size)
-
-
 def _is_abort_marker(buf: bytes | bytearray, header: BatchHeader, max_size: int) -> bool:
-    section = _records_section(buf, header, max_size)
+    section = records_section(buf, header, max_size)
     if header.records_count < 1:
         return False
     delta, _, key, value, _, _ = decode_record(section, 0)
@@ -131,35 +121,10 @@ def _decode_columns(
     topic: str, partition: int, buf: bytes | bytearray, header: BatchHeader, position: int, max_size: int
 ) -> FetchedBatch | None:
     """The batch's records at or above ``position``, or None if there are none."""
-    data = _records_section(buf, header, max_size)
-    count = header.records_count
-    base_offset = header.base_offset
-    base_timestamp = header.base_timestamp
-    append_time = header.max_timestamp if header.is_log_append_time else None
-    offsets: list[int] = []
-    timestamps: list[int] = []
-    keys: list[bytes | None] = []
-    values: list[bytes | None] = []
-    headers: list[tuple[Header, ...]] = []
-    end = len(data)
-    pos = 0
-    previous = -1
-    for index in range(count):
-        if pos >= end:
-            raise CorruptRecordError(f"batch at offset {base_offset} declares {count} records but holds {index}")
-        delta, timestamp_delta, key, value, record_headers, pos = decode_record(data, pos, end)
-        if delta <= previous or delta > header.last_offset_delta:
-            raise CorruptRecordError(
-                f"batch at offset {base_offset}: record {index} has offset delta {delta} after {previous}"
-            )
-        previous = delta
-        offsets.append(base_offset + delta)
-        timestamps.append(base_timestamp + timestamp_delta if append_time is None else append_time)
-        keys.append(key)
-        values.append(value)
-        headers.append(record_headers)
-    if pos != end:
-        raise CorruptRecordError(f"batch at offset {base_offset} has {end - pos} bytes after its {count} records")
+    # The caller has validated the header and, when asked to, the CRC.
+    columns = decode_batch_columns(buf, header.position, max_decompressed_size=max_size, check_crc=False)
+    offsets, timestamps, keys = columns.offsets, columns.timestamps, columns.keys
+    values, headers = columns.values, columns.headers
     skip = bisect.bisect_left(offsets, position)
     if skip == len(offsets):
         return None

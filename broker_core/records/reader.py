@@ -56,10 +56,15 @@ def decode_batch_columns(
     position: int = 0,
     *,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    check_crc: bool = True,
 ) -> RecordColumns:
-    """Validate and decode the batch at ``position`` into parallel lists."""
-    header = validate_batch(buf, position)
-    data = _records_section(buf, header, max_decompressed_size)
+    """Validate and decode the batch at ``position`` into parallel lists.
+
+    ``check_crc=False`` is for callers that already compared the CRC; the
+    framing and record checks always run.
+    """
+    header = validate_batch(buf, position, check_crc=check_crc)
+    data = records_section(buf, header, max_decompressed_size)
     count = header.records_count
     if count > len(data) // _MIN_RECORD_SIZE:
         raise CorruptRecordError(
@@ -146,7 +151,8 @@ def iter_records(
             yield from batch.records
 
 
-def _records_section(buf: Buffer, header: BatchHeader, max_size: int) -> bytes:
+def records_section(buf: Buffer, header: BatchHeader, max_size: int) -> bytes:
+    """The batch's records bytes, decompressed (at most ``max_size`` bytes)."""
     start = header.position + HEADER_SIZE
     end = header.position + header.size
     codec = codec_of(header.compression)
