@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from broker_core.storage.checkpoint import CHECKPOINT_VERSION, CheckpointFile
-from broker_core.storage.errors import CorruptCheckpointError
 
 logger = logging.getLogger(__name__)
 

@@ -13,10 +13,10 @@ from broker_core.storage.epoch_cache import (
     CHECKPOINT_FILE_NAME,
     UNDEFINED_EPOCH,
     UNDEFINED_EPOCH_OFFSET,
-    CorruptCheckpointError,
     EpochEntry,
     LeaderEpochFileCache,
 )
+from broker_core.storage.errors import CorruptCheckpointError
 
 UNDEFINED = (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
 
