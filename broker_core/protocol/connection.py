@@ -68,13 +68,15 @@ _CORRELATION_ID_LIMIT = 1 << 31
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """One decoded request. ``size`` is the frame's payload size in bytes."""
+    """One decoded request. ``size`` is the frame's payload size in bytes;
+    ``client_host`` is the peer's address as the transport reported it."""
 
     header: RequestHeader
     body: Any
     api_key: ApiKey
     api_version: int
     size: int
+    client_host: str = ""
 
     @property
     def expects_response(self) -> bool:
@@ -149,7 +151,9 @@ class ServerConnection:
         max_request_size: int = DEFAULT_MAX_REQUEST_SIZE,
         versions: Mapping[ApiKey, VersionRange] = ADVERTISED_VERSIONS,
         inline_limit: int = DEFAULT_INLINE_LIMIT,
+        client_host: str = "",
     ) -> None:
+        self.client_host = client_host
         self._served = {int(key): span for key, span in versions.items()}
         self._schemas: dict[int, MessageSchema] = {}
         for key, span in versions.items():
@@ -193,7 +197,7 @@ class ServerConnection:
             raise InvalidRequestError(str(exc), header) from None
         if end != len(mv):
             raise InvalidRequestError(f"{len(mv) - end} trailing bytes after {schema.name}", header)
-        return Request(header, body, ApiKey(api_key), api_version, len(mv))
+        return Request(header, body, ApiKey(api_key), api_version, len(mv), self.client_host)
 
     def encode_response(self, correlation_id: int, api_key: int, api_version: int, body: Any) -> bytes:
         return encode_response(correlation_id, api_key, api_version, body)

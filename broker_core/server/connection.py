@@ -43,11 +43,12 @@ class ClientConnection:
         self._reader = reader
         self._writer = writer
         self._dispatcher = dispatcher
-        self._codec = ServerConnection(max_request_size=max_request_size, versions=versions)
-        self._pending: asyncio.Queue[tuple[Request | None, Any] | None] = asyncio.Queue(MAX_IN_FLIGHT_PER_CONNECTION)
-        self._tasks: tuple[asyncio.Task[None], ...] = ()
         peer = writer.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        client_host = peer[0] if isinstance(peer, tuple) else ""
+        self._codec = ServerConnection(max_request_size=max_request_size, versions=versions, client_host=client_host)
+        self._pending: asyncio.Queue[tuple[Request | None, Any] | None] = asyncio.Queue(MAX_IN_FLIGHT_PER_CONNECTION)
+        self._tasks: tuple[asyncio.Task[None], ...] = ()
 
     async def serve(self) -> None:
         reader = asyncio.create_task(self._read_requests_until_closed(), name=f"reader-{self.peer}")

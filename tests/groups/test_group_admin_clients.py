@@ -36,6 +36,7 @@ def test_an_active_group_is_listed_described_protected_from_deletion_and_deletab
         described = admin.describe_consumer_groups([group])[group].result(30)
         assert described.state == ConsumerGroupState.STABLE
         assert described.partition_assignor == "range"
+        assert {m.host for m in described.members} == {"/127.0.0.1"}
         assigned = sorted(tp.partition for m in described.members for tp in m.assignment.topic_partitions)
         assert assigned == [0, 1, 2]
 

@@ -29,7 +29,8 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
         member_id=body.member_id,
         group_instance_id=body.group_instance_id,
         client_id=request.header.client_id or "",
-        client_host="",
+        # Kafka reports a member's host with a leading slash (Java's InetAddress).
+        client_host=f"/{request.client_host}" if request.client_host else "",
         rebalance_timeout_ms=body.rebalance_timeout_ms,
         session_timeout_ms=body.session_timeout_ms,
         protocol_type=body.protocol_type,
