@@ -13,6 +13,7 @@ from tests.integration.clients.model import (
     ClientOperationError,
     Codec,
     ConsumedRecord,
+    consumed_from_python_client,
     OffsetOutOfRangeReported,
     OutgoingRecord,
     Placement,
@@ -137,17 +138,7 @@ class KafkaPythonDriver:
                 raise ClientOperationError(error_code(exc), repr(exc)) from exc
             for tp, messages in batches.items():
                 for msg in messages:
-                    got.append(
-                        ConsumedRecord(
-                            partition=tp.partition,
-                            offset=msg.offset,
-                            key=msg.key,
-                            value=msg.value,
-                            headers=tuple((k, v) for k, v in msg.headers),
-                            timestamp_ms=msg.timestamp,
-                            create_time=msg.timestamp_type == 0,
-                        )
-                    )
+                    got.append(consumed_from_python_client(tp.partition, msg))
                     next_offset[tp.partition] = msg.offset + 1
         return got
 

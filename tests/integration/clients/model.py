@@ -10,7 +10,7 @@ exactly as the library reports it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 Codec = Literal["none", "gzip", "snappy", "lz4", "zstd"]
 CODECS: tuple[Codec, ...] = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -49,6 +49,19 @@ class ConsumedRecord:
     timestamp_ms: int
     # True for CreateTime (the producer's timestamp), False for LogAppendTime.
     create_time: bool
+
+
+def consumed_from_python_client(partition: int, message: Any) -> ConsumedRecord:
+    """A record as kafka-python and aiokafka hand it out (their ConsumerRecord shapes agree)."""
+    return ConsumedRecord(
+        partition=partition,
+        offset=message.offset,
+        key=message.key,
+        value=message.value,
+        headers=tuple((k, v) for k, v in message.headers),
+        timestamp_ms=message.timestamp,
+        create_time=message.timestamp_type == 0,
+    )
 
 
 @dataclass(frozen=True)
