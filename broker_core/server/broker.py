@@ -14,14 +14,23 @@ import socket
 import time
 from typing import Callable
 
+from broker_core.cluster.errors import UnknownTopicError
 from broker_core.cluster.local_store import LocalMetadataStore
 from broker_core.cluster.metadata_store import BrokerRegistration
+from broker_core.cluster.topic_names import CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from broker_core.config.broker_config import BrokerConfig
 from broker_core.config.errors import ConfigError
 from broker_core.config.listeners import Listener
 from broker_core.config.topic_config import to_log_config_kwargs
 from broker_core.coordinator.group import BrokerOffsetsTopic, GroupConfig, GroupCoordinator
+from broker_core.coordinator.internal_topic import BrokerInternalTopic, InternalTopicSpec
 from broker_core.coordinator.scheduler import LoopScheduler
+from broker_core.coordinator.transaction import (
+    BrokerMarkerWriter,
+    TransactionCoordinator,
+    TransactionStateManager,
+    TxnConfig,
+)
 from broker_core.protocol.versions import ADVERTISED_VERSIONS
 from broker_core.server.connection import ClientConnection
 from broker_core.server.context import BrokerContext
@@ -32,6 +41,7 @@ from broker_core.server.purgatory import FetchPurgatory
 from broker_core.server.replica_manager import ReplicaManager
 from broker_core.server.topic_manager import TopicManager
 from broker_core.storage.config import LogConfig
+from broker_core.storage.files import TopicPartition
 from broker_core.storage.log_manager import LogManager
 
 logger = logging.getLogger(__name__)
@@ -58,6 +68,7 @@ class Broker:
         self.replicas: ReplicaManager | None = None
         self._dispatcher: RequestDispatcher | None = None
         self._group_coordinator: GroupCoordinator | None = None
+        self._txn_coordinator: TransactionCoordinator | None = None
         self.bound_port: int | None = None
         self._registered = False
 
@@ -108,13 +119,15 @@ class Broker:
             BrokerOffsetsTopic(store=self.store, topics=topics, replicas=self.replicas, config=group_config),
             LoopScheduler(asyncio.get_running_loop(), self._clock),
         )
+        producer_ids = ProducerIdManager(self.store, config.node_id)
+        self._txn_coordinator = self._build_txn_coordinator(topics, producer_ids)
 
         versions = {key: span for key, span in ADVERTISED_VERSIONS.items() if key in SERVED_APIS}
         context = BrokerContext(
             config=config, node_id=config.node_id, advertised_host=host, advertised_port=port,
             store=self.store, replicas=self.replicas, topics=topics,
-            producer_ids=ProducerIdManager(self.store, config.node_id), versions=versions, clock=self._clock,
-            group_coordinator=self._group_coordinator,
+            producer_ids=producer_ids, versions=versions, clock=self._clock,
+            group_coordinator=self._group_coordinator, txn_coordinator=self._txn_coordinator,
         )
         self._versions = versions
         self._dispatcher = RequestDispatcher(
@@ -127,9 +140,55 @@ class Broker:
         # Loads groups from __consumer_offsets on the loop's next turns; until then they answer
         # COORDINATOR_LOAD_IN_PROGRESS.
         self._group_coordinator.startup()
+        # Transactions found half-way through PrepareCommit/PrepareAbort are completed from here.
+        self._txn_coordinator.startup()
         await self._server.start_serving()
         logger.info("broker %d serving on %s:%d (advertised as %s:%d), %d partition(s) loaded",
                     config.node_id, self._listener.host, self.bound_port, host, port, len(list(self.replicas)))
+
+    def _build_txn_coordinator(self, topics: TopicManager, producer_ids: ProducerIdManager) -> TransactionCoordinator:
+        config = TxnConfig.from_broker_config(self.config)
+        store, groups = self.store, self._group_coordinator
+        spec = InternalTopicSpec(
+            name=TRANSACTION_STATE_TOPIC,
+            partitions=config.state_log_partitions,
+            replication_factor=config.state_log_replication_factor,
+            configs=config.state_log_configs,
+            load_buffer_size=config.load_buffer_size,
+        )
+        state = TransactionStateManager(
+            BrokerInternalTopic(spec, store=store, topics=topics, replicas=self.replicas),
+            partitions=config.state_log_partitions,
+        )
+        markers = BrokerMarkerWriter(
+            replicas=self.replicas,
+            store=store,
+            on_offsets_marker=lambda partition, producer_id, commit: groups.complete_transactional_offsets(
+                offsets_partition=partition, producer_id=producer_id, commit=commit
+            ),
+            clock=self._clock,
+        )
+
+        def partition_exists(tp: TopicPartition) -> bool:
+            try:
+                return 0 <= tp.partition < store.get_topic(tp.topic).partition_count
+            except UnknownTopicError:
+                return False
+
+        def offsets_partition_for(group_id: str) -> TopicPartition:
+            groups.ensure_offsets_topic()
+            return TopicPartition(CONSUMER_OFFSETS_TOPIC, groups.partition_for(group_id))
+
+        coordinator = TransactionCoordinator(
+            config,
+            state,
+            markers,
+            LoopScheduler(asyncio.get_running_loop(), self._clock),
+            next_producer_id=producer_ids.next_id,
+            partition_exists=partition_exists,
+            offsets_partition_for=offsets_partition_for,
+        )
+        return coordinator
 
     def _advertised_endpoint(self) -> tuple[str, int]:
         advertised = self.config.advertised_listeners[0]
@@ -196,6 +255,8 @@ class Broker:
             task.cancel()
         if self._group_coordinator is not None:
             self._group_coordinator.shutdown()
+        if self._txn_coordinator is not None:
+            self._txn_coordinator.shutdown()
         # Connections stop their own reader and writer tasks; cancelling the
         # connection task itself would race the stream machinery's callbacks.
         for connection in self._connections.values():

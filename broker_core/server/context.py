@@ -8,6 +8,7 @@ from typing import Callable, Mapping
 from broker_core.cluster.metadata_store import MetadataStore
 from broker_core.config.broker_config import BrokerConfig
 from broker_core.coordinator.group.group_coordinator import GroupCoordinator
+from broker_core.coordinator.transaction.txn_coordinator import TransactionCoordinator
 from broker_core.protocol.api_keys import ApiKey
 from broker_core.protocol.versions import VersionRange
 from broker_core.server.producer_ids import ProducerIdManager
@@ -28,3 +29,4 @@ class BrokerContext:
     versions: Mapping[ApiKey, VersionRange]
     clock: Callable[[], int]
     group_coordinator: GroupCoordinator | None = None
+    txn_coordinator: TransactionCoordinator | None = None

@@ -15,6 +15,9 @@ from broker_core.protocol.api_keys import ApiKey
 from broker_core.protocol.connection import Request
 from broker_core.server.context import BrokerContext
 from broker_core.server.handlers import (
+    add_offsets_to_txn,
+    add_partitions_to_txn,
+    end_txn,
     api_versions,
     create_partitions,
     create_topics,
@@ -66,6 +69,9 @@ _HANDLERS: Mapping[ApiKey, Callable[[BrokerContext, Request], Any]] = {
     ApiKey.LIST_GROUPS: list_groups.handle,
     ApiKey.DELETE_GROUPS: delete_groups.handle,
     ApiKey.OFFSET_DELETE: offset_delete.handle,
+    ApiKey.ADD_PARTITIONS_TO_TXN: add_partitions_to_txn.handle,
+    ApiKey.ADD_OFFSETS_TO_TXN: add_offsets_to_txn.handle,
+    ApiKey.END_TXN: end_txn.handle,
 }
 
 SERVED_APIS = frozenset(_HANDLERS)

@@ -1,8 +1,7 @@
 """FindCoordinator: the broker that leads the internal-topic partition a group id hashes to.
 
-For groups, ``__consumer_offsets`` is created on first use. Transactional
-ids are answered COORDINATOR_NOT_AVAILABLE until this broker runs a
-transaction coordinator, which clients treat as "retry later".
+For groups ``__consumer_offsets``, for transactional ids
+``__transaction_state``; either is created on first use.
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ from typing import Any
 
 from broker_core.cluster.errors import UnknownTopicError
 from broker_core.cluster.metadata_store import NO_LEADER
-from broker_core.cluster.topic_names import CONSUMER_OFFSETS_TOPIC
+from broker_core.cluster.topic_names import CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from broker_core.protocol.connection import Request
 from broker_core.protocol.errors import ErrorCode, KafkaError
 from broker_core.protocol.messages.find_coordinator import (
@@ -31,7 +30,7 @@ def _error(code: ErrorCode, message: str) -> Any:
 def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
     if body.key_type == KEY_TYPE_TRANSACTION:
-        return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, "this broker does not coordinate transactions yet")
+        return _transaction_coordinator(ctx, body.key)
     if body.key_type != KEY_TYPE_GROUP:
         return _error(ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {body.key_type}")
     coordinator = ctx.group_coordinator
@@ -42,6 +41,19 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
     except KafkaError as exc:
         return _error(exc.code, exc.message or "")
     return _leader_of(ctx, CONSUMER_OFFSETS_TOPIC, coordinator.partition_for(body.key))
+
+
+def _transaction_coordinator(ctx: BrokerContext, transactional_id: str) -> Any:
+    coordinator = ctx.txn_coordinator
+    if coordinator is None:
+        return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, "the transaction coordinator is not running")
+    if not transactional_id:
+        return _error(ErrorCode.INVALID_REQUEST, "the transactional id is empty")
+    try:
+        coordinator.ensure_state_topic()
+    except KafkaError as exc:
+        return _error(exc.code, exc.message or "")
+    return _leader_of(ctx, TRANSACTION_STATE_TOPIC, coordinator.partition_for(transactional_id))
 
 
 def _leader_of(ctx: BrokerContext, topic: str, partition: int) -> Any:

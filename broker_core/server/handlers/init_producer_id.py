@@ -1,4 +1,4 @@
-"""InitProducerId for idempotent producers (no transactional id): a fresh id at epoch 0."""
+"""InitProducerId: a fresh id at epoch 0 for idempotence, or the transaction coordinator's answer."""
 
 from __future__ import annotations
 
@@ -14,9 +14,14 @@ R = InitProducerIdResponse
 
 
 def handle(ctx: BrokerContext, request: Request) -> Any:
-    if request.body.transactional_id is not None:
-        # Transactions need the transaction coordinator, which this broker does not run yet.
-        return R(throttle_time_ms=0, error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE, producer_id=-1, producer_epoch=-1)
+    body = request.body
+    if body.transactional_id is not None:
+        if ctx.txn_coordinator is None:
+            return R(throttle_time_ms=0, error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE, producer_id=-1,
+                     producer_epoch=-1)
+        result = ctx.txn_coordinator.init_producer_id(body.transactional_id, body.transaction_timeout_ms)
+        return R(throttle_time_ms=0, error_code=result.error, producer_id=result.producer_id,
+                 producer_epoch=result.producer_epoch)
     try:
         producer_id = ctx.producer_ids.next_id()
     except Exception as exc:

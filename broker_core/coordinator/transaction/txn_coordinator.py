@@ -1,0 +1,300 @@
+"""The transaction coordinator: transactional ids, their producer epochs, and how transactions end.
+
+Requests, in the order a transactional producer sends them::
+
+    InitProducerId(id, timeout)        → producer id and a bumped epoch; an open
+                                         transaction of an older instance is aborted
+    AddPartitionsToTxn / AddOffsetsToTxn → partitions (or a group's offsets partition)
+                                         join the transaction; the first starts it
+    EndTxn(commit | abort)             → PrepareCommit/PrepareAbort is written and
+                                         answered; markers follow, then Complete*
+
+Fencing: a producer is identified by (producer id, epoch). InitProducerId
+bumps the epoch, so requests of an older instance fail with PRODUCER_FENCED
+and its markers-to-be are written with the new epoch, which partitions then
+hold against it. A transaction left open past its timeout is aborted the
+same way. Markers are written on a later turn of the event loop, so a
+request that arrives while a transaction is being completed is answered
+CONCURRENT_TRANSACTIONS and retried by the client, exactly as with Kafka.
+
+After a restart, a transaction found in PrepareCommit or PrepareAbort is
+completed: its markers are written again and Complete* recorded.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from broker_core.coordinator.scheduler import Scheduler, TimerHandle
+from broker_core.coordinator.transaction.txn_config import MARKER_RETRY_BACKOFF_MS, TxnConfig
+from broker_core.coordinator.transaction.txn_markers import MarkerRequest, MarkerWriter
+from broker_core.coordinator.transaction.txn_metadata import TxnMetadata
+from broker_core.coordinator.transaction.txn_state import TxnState
+from broker_core.coordinator.transaction.txn_state_manager import TransactionStateManager
+from broker_core.protocol.errors import ErrorCode, KafkaError
+from broker_core.storage.files import TopicPartition
+
+logger = logging.getLogger(__name__)
+
+E = ErrorCode
+S = TxnState
+
+
+@dataclass(frozen=True)
+class InitProducerIdResult:
+    error: ErrorCode
+    producer_id: int = -1
+    producer_epoch: int = -1
+
+
+class TransactionCoordinator:
+    def __init__(
+        self,
+        config: TxnConfig,
+        state: TransactionStateManager,
+        markers: MarkerWriter,
+        scheduler: Scheduler,
+        *,
+        next_producer_id: Callable[[], int],
+        partition_exists: Callable[[TopicPartition], bool],
+        offsets_partition_for: Callable[[str], TopicPartition],
+    ) -> None:
+        self._config = config
+        self._state = state
+        self._markers = markers
+        self._scheduler = scheduler
+        self._next_producer_id = next_producer_id
+        self._partition_exists = partition_exists
+        self._offsets_partition_for = offsets_partition_for
+        self._timers: list[TimerHandle] = []
+        # Partitions still waiting for a marker, per transactional id being completed.
+        self._pending_markers: dict[str, set[TopicPartition]] = {}
+        self._active = False
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def startup(self) -> None:
+        self._active = True
+        self._state.startup()
+        self._resume_prepared()
+        self._every(self._config.abort_timed_out_interval_ms, self.abort_timed_out_transactions)
+        self._every(self._config.remove_expired_interval_ms, self.remove_expired_transactional_ids)
+
+    def shutdown(self) -> None:
+        self._active = False
+        for timer in self._timers:
+            timer.cancel()
+        self._timers.clear()
+
+    def _every(self, interval_ms: int, task: Callable[[], object]) -> None:
+        def tick() -> None:
+            if not self._active:
+                return
+            try:
+                task()
+            finally:
+                self._timers.append(self._scheduler.call_later(interval_ms, tick))
+
+        self._timers.append(self._scheduler.call_later(interval_ms, tick))
+
+    def ensure_state_topic(self) -> int:
+        count = self._state.ensure_topic()
+        self._resume_prepared()
+        return count
+
+    def partition_for(self, transactional_id: str) -> int:
+        return self._state.partition_for(transactional_id)
+
+    def describe(self, transactional_id: str) -> TxnMetadata | None:
+        return self._state.get(transactional_id)
+
+    def transactions(self) -> list[TxnMetadata]:
+        return list(self._state)
+
+    # --- InitProducerId --------------------------------------------------------------------
+
+    def init_producer_id(self, transactional_id: str, timeout_ms: int) -> InitProducerIdResult:
+        if not transactional_id:
+            return InitProducerIdResult(E.INVALID_REQUEST)
+        if not 0 < timeout_ms <= self._config.max_timeout_ms:
+            return InitProducerIdResult(E.INVALID_TRANSACTION_TIMEOUT)
+        error = self._coordinator_error(transactional_id)
+        if error is not E.NONE:
+            return InitProducerIdResult(error)
+        now = self._scheduler.now_ms()
+        current = self._state.get(transactional_id)
+        if current is None:
+            new = TxnMetadata(transactional_id, self._next_producer_id(), 0, timeout_ms, S.EMPTY, frozenset(), now)
+        elif current.state.is_prepare or transactional_id in self._pending_markers:
+            return InitProducerIdResult(E.CONCURRENT_TRANSACTIONS)
+        elif current.state is S.ONGOING:
+            # Fence the running instance: its transaction is aborted under a bumped epoch.
+            # The caller retries once the abort is complete and gets the epoch after that.
+            error = self._prepare(current.prepared(commit=False, now=now, bump_epoch=not current.epoch_exhausted))
+            return InitProducerIdResult(error if error is not E.NONE else E.CONCURRENT_TRANSACTIONS)
+        elif current.state.is_idle:
+            if current.epoch_exhausted:
+                producer_id, epoch = self._next_producer_id(), 0
+            else:
+                producer_id, epoch = current.producer_id, current.producer_epoch + 1
+            new = current.reinitialized(producer_id=producer_id, producer_epoch=epoch, timeout_ms=timeout_ms, now=now)
+        else:
+            return InitProducerIdResult(E.CONCURRENT_TRANSACTIONS)
+        error = self._state.put(new, now)
+        if error is not E.NONE:
+            return InitProducerIdResult(error)
+        logger.info("transactional id %r: producer %d epoch %d", transactional_id, new.producer_id,
+                    new.producer_epoch)
+        return InitProducerIdResult(E.NONE, new.producer_id, new.producer_epoch)
+
+    # --- AddPartitionsToTxn / AddOffsetsToTxn ----------------------------------------------
+
+    def add_partitions(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, partitions: Iterable[TopicPartition]
+    ) -> dict[TopicPartition, ErrorCode]:
+        partitions = list(dict.fromkeys(partitions))
+        unknown = [tp for tp in partitions if not self._partition_exists(tp)]
+        if unknown:
+            # Kafka's rule: nothing is added when any partition is unknown.
+            return {tp: E.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else E.OPERATION_NOT_ATTEMPTED
+                    for tp in partitions}
+        error = self._add(transactional_id, producer_id, producer_epoch, partitions)
+        return {tp: error for tp in partitions}
+
+    def add_offsets(self, transactional_id: str, producer_id: int, producer_epoch: int, group_id: str) -> ErrorCode:
+        return self._add(transactional_id, producer_id, producer_epoch, [self._offsets_partition_for(group_id)])
+
+    def _add(self, transactional_id: str, producer_id: int, producer_epoch: int,
+             partitions: list[TopicPartition]) -> ErrorCode:
+        current, error = self._checked(transactional_id, producer_id, producer_epoch)
+        if current is None:
+            return error
+        if current.state.is_prepare or transactional_id in self._pending_markers:
+            return E.CONCURRENT_TRANSACTIONS
+        if current.state is S.ONGOING and current.partitions.issuperset(partitions):
+            return E.NONE
+        if not (current.state is S.ONGOING or current.state.is_idle):
+            return E.INVALID_TXN_STATE
+        now = self._scheduler.now_ms()
+        return self._state.put(current.with_partitions_added(partitions, now), now)
+
+    # --- EndTxn ----------------------------------------------------------------------------
+
+    def end_transaction(self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool) -> ErrorCode:
+        current, error = self._checked(transactional_id, producer_id, producer_epoch)
+        if current is None:
+            return error
+        state = current.state
+        wanted_prepare = S.PREPARE_COMMIT if commit else S.PREPARE_ABORT
+        wanted_complete = S.COMPLETE_COMMIT if commit else S.COMPLETE_ABORT
+        if state is S.ONGOING and transactional_id not in self._pending_markers:
+            return self._prepare(current.prepared(commit=commit, now=self._scheduler.now_ms()))
+        if state is wanted_complete:
+            return E.NONE  # a retry of an EndTxn that already finished
+        if state is wanted_prepare:
+            return E.CONCURRENT_TRANSACTIONS
+        return E.INVALID_TXN_STATE
+
+    # --- TxnOffsetCommit -------------------------------------------------------------------
+
+    def verify_offset_commit(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                             group_id: str) -> ErrorCode:
+        """NONE when the transaction is open and AddOffsetsToTxn added ``group_id``'s partition."""
+        current, error = self._checked(transactional_id, producer_id, producer_epoch)
+        if current is None:
+            return error
+        if current.state is not S.ONGOING or self._offsets_partition_for(group_id) not in current.partitions:
+            return E.INVALID_TXN_STATE
+        return E.NONE
+
+    # --- completion ------------------------------------------------------------------------
+
+    def _prepare(self, prepared: TxnMetadata) -> ErrorCode:
+        error = self._state.put(prepared, self._scheduler.now_ms())
+        if error is E.NONE:
+            self._pending_markers[prepared.transactional_id] = set(prepared.partitions)
+            self._scheduler.call_later(0, lambda: self._send_markers(prepared.transactional_id))
+        return error
+
+    def _resume_prepared(self) -> None:
+        for txn in self._state:
+            if txn.state.is_prepare and txn.transactional_id not in self._pending_markers:
+                logger.info("completing %s of transactional id %r found on load", txn.state.display_name,
+                            txn.transactional_id)
+                self._pending_markers[txn.transactional_id] = set(txn.partitions)
+                self._scheduler.call_later(0, lambda tid=txn.transactional_id: self._send_markers(tid))
+
+    def _send_markers(self, transactional_id: str) -> None:
+        remaining = self._pending_markers.get(transactional_id)
+        txn = self._state.get(transactional_id)
+        if remaining is None or txn is None or not txn.state.is_prepare or not self._active:
+            self._pending_markers.pop(transactional_id, None)
+            return
+        request = MarkerRequest(txn.producer_id, txn.producer_epoch, self._state.coordinator_epoch(transactional_id),
+                                commit=txn.state is S.PREPARE_COMMIT)
+        outcome = self._markers.write_markers(request, sorted(remaining, key=str))
+        if outcome.retry:
+            self._pending_markers[transactional_id] = outcome.retry
+            self._scheduler.call_later(MARKER_RETRY_BACKOFF_MS, lambda: self._send_markers(transactional_id))
+            return
+        now = self._scheduler.now_ms()
+        error = self._state.put(txn.completed(now), now)
+        if error is not E.NONE:
+            logger.warning("recording the end of transactional id %r failed (%s); retrying", transactional_id,
+                           error.name)
+            self._scheduler.call_later(MARKER_RETRY_BACKOFF_MS, lambda: self._send_markers(transactional_id))
+            return
+        del self._pending_markers[transactional_id]
+        logger.debug("transactional id %r: %s", transactional_id, self._state.get(transactional_id).state.display_name)
+
+    # --- housekeeping ----------------------------------------------------------------------
+
+    def abort_timed_out_transactions(self) -> int:
+        """Abort (and fence) every open transaction older than its timeout; returns how many."""
+        now = self._scheduler.now_ms()
+        aborted = 0
+        for txn in self._state:
+            if (txn.has_expired_timeout(now) and txn.transactional_id not in self._pending_markers
+                    and self._coordinator_error(txn.transactional_id) is E.NONE):
+                logger.info("aborting transaction of %r: open for %d ms, timeout %d ms", txn.transactional_id,
+                            now - txn.start_ms, txn.timeout_ms)
+                if self._prepare(txn.prepared(commit=False, now=now, bump_epoch=not txn.epoch_exhausted)) is E.NONE:
+                    aborted += 1
+        return aborted
+
+    def remove_expired_transactional_ids(self) -> int:
+        now = self._scheduler.now_ms()
+        removed = 0
+        for txn in self._state:
+            if (txn.state.is_idle and now - txn.last_update_ms >= self._config.id_expiration_ms
+                    and self._coordinator_error(txn.transactional_id) is E.NONE):
+                if self._state.remove(txn.transactional_id, now) is E.NONE:
+                    removed += 1
+        return removed
+
+    # --- checks ----------------------------------------------------------------------------
+
+    def _coordinator_error(self, transactional_id: str) -> ErrorCode:
+        error = self._state.coordinator_error(transactional_id)
+        if error is E.NOT_COORDINATOR:
+            # The topic may not exist yet (first transactional producer), or this broker just took it over.
+            try:
+                self.ensure_state_topic()
+            except KafkaError as exc:
+                return exc.code
+            error = self._state.coordinator_error(transactional_id)
+        return error
+
+    def _checked(self, transactional_id: str, producer_id: int,
+                 producer_epoch: int) -> tuple[TxnMetadata | None, ErrorCode]:
+        error = self._coordinator_error(transactional_id)
+        if error is not E.NONE:
+            return None, error
+        current = self._state.get(transactional_id)
+        if current is None or current.producer_id != producer_id:
+            return None, E.INVALID_PRODUCER_ID_MAPPING
+        if current.producer_epoch != producer_epoch:
+            return None, E.PRODUCER_FENCED
+        return current, E.NONE

@@ -1,0 +1,161 @@
+"""The transactional-id cache and its backing topic, ``__transaction_state``.
+
+A transactional id belongs to partition ``partition_for(id)`` of the topic;
+this broker coordinates it while it leads that partition. When it takes a
+partition over it replays the partition's records (the last value of each
+id wins; a tombstone removes it) before answering for its ids; until then
+they get COORDINATOR_LOAD_IN_PROGRESS. A partition whose log cannot be read
+answers COORDINATOR_NOT_AVAILABLE rather than forget open transactions.
+
+Every change is checked against the state machine, written, and only then
+cached: the log never holds an illegal transition, and the cache never holds
+what a restart would not bring back.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from typing import Iterator
+
+from broker_core.coordinator.internal_topic import CoordinatorTopic
+from broker_core.coordinator.partitioning import partition_for
+from broker_core.coordinator.transaction.txn_log import (
+    TxnLogRecordError,
+    decode_key,
+    decode_value,
+    encode_key,
+    encode_value,
+)
+from broker_core.coordinator.transaction.txn_metadata import TxnMetadata
+from broker_core.coordinator.transaction.txn_state import check_transition
+from broker_core.protocol.errors import ErrorCode, KafkaError
+
+logger = logging.getLogger(__name__)
+
+E = ErrorCode
+
+
+class PartitionStatus(enum.Enum):
+    LOADING = "loading"
+    LOADED = "loaded"
+    FAILED = "failed"
+
+
+def _append_error(code: ErrorCode) -> ErrorCode:
+    """What a producer is told when writing to ``__transaction_state`` failed (Kafka's mapping)."""
+    if code in (E.UNKNOWN_TOPIC_OR_PARTITION, E.NOT_ENOUGH_REPLICAS, E.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+                E.REQUEST_TIMED_OUT):
+        return E.COORDINATOR_NOT_AVAILABLE
+    if code in (E.NOT_LEADER_OR_FOLLOWER, E.KAFKA_STORAGE_ERROR):
+        return E.NOT_COORDINATOR
+    return E.UNKNOWN_SERVER_ERROR
+
+
+class TransactionStateManager:
+    def __init__(self, topic: CoordinatorTopic, *, partitions: int) -> None:
+        self._topic = topic
+        self._partition_count = partitions
+        self._partitions: dict[int, PartitionStatus] = {}
+        self._coordinator_epochs: dict[int, int] = {}
+        self._txns: dict[str, TxnMetadata] = {}
+
+    # --- ownership and loading -------------------------------------------------------------
+
+    @property
+    def partition_count(self) -> int:
+        return self._partition_count
+
+    def partition_for(self, transactional_id: str) -> int:
+        return partition_for(transactional_id, self._partition_count)
+
+    def startup(self) -> None:
+        count = self._topic.partition_count()
+        if count is not None:
+            self._partition_count = count
+            for partition in self._topic.led_partitions():
+                self.load_partition(partition)
+
+    def ensure_topic(self) -> int:
+        """Create ``__transaction_state`` on first use and own the partitions led here."""
+        self._partition_count = self._topic.create()
+        for partition in self._topic.led_partitions():
+            if partition not in self._partitions:
+                self.load_partition(partition)
+        return self._partition_count
+
+    def load_partition(self, partition: int) -> None:
+        self._partitions[partition] = PartitionStatus.LOADING
+        loaded: dict[str, TxnMetadata] = {}
+        try:
+            for batch in self._topic.read_batches(partition):
+                if batch.header.is_control:
+                    continue
+                for record in batch.records:
+                    self._replay(record.key, record.value, loaded)
+        except Exception:
+            logger.exception("cannot load __transaction_state-%d; its transactional ids stay unavailable", partition)
+            self._partitions[partition] = PartitionStatus.FAILED
+            return
+        for transactional_id in [t for t in self._txns if self.partition_for(t) == partition]:
+            del self._txns[transactional_id]
+        self._txns.update(loaded)
+        self._coordinator_epochs[partition] = self._topic.leader_epoch(partition)
+        self._partitions[partition] = PartitionStatus.LOADED
+        logger.info("loaded %d transactional id(s) from __transaction_state-%d", len(loaded), partition)
+
+    @staticmethod
+    def _replay(key: bytes | None, value: bytes | None, loaded: dict[str, TxnMetadata]) -> None:
+        try:
+            transactional_id = decode_key(key)
+            if value is None:
+                loaded.pop(transactional_id, None)
+            else:
+                loaded[transactional_id] = decode_value(transactional_id, value)
+        except TxnLogRecordError as exc:
+            # One unreadable record must not make every other id of the partition unavailable.
+            logger.warning("skipping a __transaction_state record: %s", exc)
+
+    def coordinator_error(self, transactional_id: str) -> ErrorCode:
+        """NONE when this broker answers for the id now, else the code that sends the client elsewhere."""
+        status = self._partitions.get(self.partition_for(transactional_id))
+        if status is PartitionStatus.LOADED:
+            return E.NONE
+        if status is PartitionStatus.LOADING:
+            return E.COORDINATOR_LOAD_IN_PROGRESS
+        if status is PartitionStatus.FAILED:
+            return E.COORDINATOR_NOT_AVAILABLE
+        return E.NOT_COORDINATOR
+
+    def coordinator_epoch(self, transactional_id: str) -> int:
+        return self._coordinator_epochs.get(self.partition_for(transactional_id), -1)
+
+    # --- reads and writes ------------------------------------------------------------------
+
+    def get(self, transactional_id: str) -> TxnMetadata | None:
+        return self._txns.get(transactional_id)
+
+    def __iter__(self) -> Iterator[TxnMetadata]:
+        return iter(list(self._txns.values()))
+
+    def put(self, new: TxnMetadata, now: int) -> ErrorCode:
+        """Write ``new`` as the id's state if the state machine allows it, then cache it."""
+        current = self._txns.get(new.transactional_id)
+        check_transition(new.transactional_id, current.state if current is not None else None, new.state)
+        return self._write(new.transactional_id, encode_value(new), now, new)
+
+    def remove(self, transactional_id: str, now: int) -> ErrorCode:
+        """Write a tombstone for an expired id, then forget it."""
+        return self._write(transactional_id, None, now, None)
+
+    def _write(self, transactional_id: str, value: bytes | None, now: int, cached: TxnMetadata | None) -> ErrorCode:
+        try:
+            self._topic.append(self.partition_for(transactional_id), [(encode_key(transactional_id), value)], now)
+        except KafkaError as exc:
+            logger.warning("writing the state of transactional id %r failed: %s", transactional_id, exc)
+            return _append_error(exc.code)
+        if cached is None:
+            self._txns.pop(transactional_id, None)
+        else:
+            self._txns[transactional_id] = cached
+        return E.NONE

@@ -1,0 +1,23 @@
+"""AddOffsetsToTxn: the group's ``__consumer_offsets`` partition joins the transaction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from broker_core.protocol.connection import Request
+from broker_core.protocol.errors import ErrorCode
+from broker_core.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnResponse
+from broker_core.server.context import BrokerContext
+from broker_core.server.handlers.txn_errors import for_version
+
+R = AddOffsetsToTxnResponse
+
+
+def handle(ctx: BrokerContext, request: Request) -> Any:
+    body = request.body
+    if ctx.txn_coordinator is None or ctx.group_coordinator is None:
+        error = ErrorCode.COORDINATOR_NOT_AVAILABLE
+    else:
+        error = ctx.txn_coordinator.add_offsets(body.transactional_id, body.producer_id, body.producer_epoch,
+                                                body.group_id)
+    return R(throttle_time_ms=0, error_code=for_version(error, request.api_version))

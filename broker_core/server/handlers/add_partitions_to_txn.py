@@ -1,0 +1,41 @@
+"""AddPartitionsToTxn: partitions join the producer's ongoing transaction."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from broker_core.protocol.connection import Request
+from broker_core.protocol.errors import ErrorCode
+from broker_core.protocol.messages.add_partitions_to_txn import AddPartitionsToTxnResponse
+from broker_core.server.context import BrokerContext
+from broker_core.server.handlers.txn_errors import for_version
+from broker_core.storage.files import TopicPartition
+
+R = AddPartitionsToTxnResponse
+
+
+def handle(ctx: BrokerContext, request: Request) -> Any:
+    body = request.body
+    partitions = [TopicPartition(topic.name, p) for topic in body.v3_and_below_topics for p in topic.partitions]
+    if ctx.txn_coordinator is None:
+        errors = {tp: ErrorCode.COORDINATOR_NOT_AVAILABLE for tp in partitions}
+    else:
+        errors = ctx.txn_coordinator.add_partitions(
+            body.v3_and_below_transactional_id,
+            body.v3_and_below_producer_id,
+            body.v3_and_below_producer_epoch,
+            partitions,
+        )
+    by_topic: dict[str, list[Any]] = defaultdict(list)
+    for tp in partitions:
+        by_topic[tp.topic].append(R.AddPartitionsToTxnPartitionResult(
+            partition_index=tp.partition, partition_error_code=for_version(errors[tp], request.api_version)
+        ))
+    return R(
+        throttle_time_ms=0,
+        results_by_topic_v3_and_below=[
+            R.AddPartitionsToTxnTopicResult(name=name, results_by_partition=results)
+            for name, results in by_topic.items()
+        ],
+    )

@@ -1,0 +1,23 @@
+"""EndTxn: commit or abort the producer's transaction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from broker_core.protocol.connection import Request
+from broker_core.protocol.errors import ErrorCode
+from broker_core.protocol.messages.end_txn import EndTxnResponse
+from broker_core.server.context import BrokerContext
+from broker_core.server.handlers.txn_errors import for_version
+
+R = EndTxnResponse
+
+
+def handle(ctx: BrokerContext, request: Request) -> Any:
+    body = request.body
+    if ctx.txn_coordinator is None:
+        error = ErrorCode.COORDINATOR_NOT_AVAILABLE
+    else:
+        error = ctx.txn_coordinator.end_transaction(body.transactional_id, body.producer_id, body.producer_epoch,
+                                                    body.committed)
+    return R(throttle_time_ms=0, error_code=for_version(error, request.api_version))
