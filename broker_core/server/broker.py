@@ -118,6 +118,8 @@ class Broker:
             group_config,
             BrokerOffsetsTopic(store=self.store, topics=topics, replicas=self.replicas, config=group_config),
             LoopScheduler(asyncio.get_running_loop(), self._clock),
+            # Built next; TxnOffsetCommit requests only arrive once both exist.
+            txn_verifier=lambda *request: self._txn_coordinator.verify_offset_commit(*request),
         )
         producer_ids = ProducerIdManager(self.store, config.node_id)
         self._txn_coordinator = self._build_txn_coordinator(topics, producer_ids)

@@ -78,11 +78,11 @@ def commit(raw: RawClient, group: str, topic: str, *, member_id: str = "", gener
     return response.topics[0].partitions[0].error_code
 
 
-def test_find_coordinator_names_this_broker_for_groups_only(broker, raw):
+def test_find_coordinator_names_this_broker_for_groups_and_transactions(broker, raw):
     group = raw.call(ApiKey.FIND_COORDINATOR, 2, FindCoordinatorRequest(key="g", key_type=0))
     assert (group.error_code, f"{group.host}:{group.port}") == (E.NONE, broker.bootstrap)
     txn = raw.call(ApiKey.FIND_COORDINATOR, 2, FindCoordinatorRequest(key="t", key_type=1))
-    assert txn.error_code == E.COORDINATOR_NOT_AVAILABLE and txn.node_id == -1
+    assert (txn.error_code, f"{txn.host}:{txn.port}") == (E.NONE, broker.bootstrap)
     assert raw.call(ApiKey.FIND_COORDINATOR, 0, FindCoordinatorRequest(key="g")).error_code == E.NONE
 
 

@@ -3,9 +3,16 @@
 It owns the groups of the ``__consumer_offsets`` partitions this broker
 leads (:class:`GroupMetadataManager`), runs the classic rebalance protocol
 over them (:class:`RebalanceProtocol`: JoinGroup, SyncGroup, Heartbeat,
-LeaveGroup), and serves committed offsets (OffsetCommit, OffsetFetch) and
-group administration (DescribeGroups, ListGroups, DeleteGroups,
-OffsetDelete) itself.
+LeaveGroup), and serves committed offsets (OffsetCommit, OffsetFetch,
+TxnOffsetCommit) and group administration (DescribeGroups, ListGroups,
+DeleteGroups, OffsetDelete) itself.
+
+Offsets committed in a transaction (TxnOffsetCommit) are written at once but
+stay invisible until the transaction coordinator, having written the
+transaction's marker to the group's partition, reports its outcome through
+:meth:`GroupCoordinator.complete_transactional_offsets`. Whether a
+transaction may commit offsets for a group at all is the transaction
+coordinator's to say; it is asked through the injected ``txn_verifier``.
 
 Everything runs on one thread, the broker's event loop, so there are no
 locks; time and timers come from the injected scheduler, and every write to
@@ -21,7 +28,7 @@ from typing import Callable, Mapping, Sequence
 from broker_core.coordinator.group.group_config import GroupConfig
 from broker_core.coordinator.group.group_metadata import GroupMetadata, GroupState
 from broker_core.coordinator.group.group_metadata_manager import GroupMetadataManager
-from broker_core.coordinator.group.offsets_topic import OffsetsTopic
+from broker_core.coordinator.group.offsets_topic import OffsetsTopic, TxnProducer
 from broker_core.coordinator.group.rebalance_protocol import RebalanceProtocol
 from broker_core.coordinator.group.results import (
     FetchedOffset,
@@ -42,8 +49,18 @@ E = ErrorCode
 S = GroupState
 
 
+# (transactional id, producer id, producer epoch, group id) -> NONE when that producer's
+# transaction is open and AddOffsetsToTxn added the group, else the error to answer.
+TxnVerifier = Callable[[str, int, int, str], ErrorCode]
+
+
 def _random_suffix() -> str:
     return str(uuid.uuid4())
+
+
+def _accept_every_transaction(transactional_id: str, producer_id: int, producer_epoch: int,
+                              group_id: str) -> ErrorCode:
+    return E.NONE
 
 
 class GroupCoordinator:
@@ -54,8 +71,10 @@ class GroupCoordinator:
         scheduler: Scheduler,
         *,
         member_id_suffix: Callable[[], str] = _random_suffix,
+        txn_verifier: TxnVerifier = _accept_every_transaction,
     ) -> None:
         self._scheduler = scheduler
+        self._txn_verifier = txn_verifier
         self.group_manager = GroupMetadataManager(
             config, offsets_topic, scheduler, on_group_loaded=lambda group: self._protocol.on_group_loaded(group)
         )
@@ -129,22 +148,80 @@ class GroupCoordinator:
             self._protocol.keep_alive(group, group.get_member(member_id))
         return self.group_manager.store_offsets(group, offsets, retention_ms=retention_time_ms)
 
-    def fetch_offsets(self, *, group_id: str, partitions: Sequence[TopicPartition] | None) -> OffsetFetchResult:
-        """Committed offsets for ``partitions`` (None: every partition the group has committed)."""
+    def handle_txn_offset_commit(
+        self,
+        *,
+        transactional_id: str,
+        group_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        offsets: Mapping[TopicPartition, OffsetCommitEntry],
+        generation_id: int = -1,
+        member_id: str = "",
+        group_instance_id: str | None = None,
+    ) -> dict[TopicPartition, ErrorCode]:
+        """TxnOffsetCommit: write offsets as part of the producer's open transaction.
+
+        They are stored at once (one transactional batch) but stay pending in
+        the group, invisible to OffsetFetch, until the transaction ends. The
+        member fields (TxnOffsetCommit v3+) are checked only when given, as
+        Kafka does; a group that does not exist yet is created, Empty.
+        """
+
+        def all_failed(error: ErrorCode) -> dict[TopicPartition, ErrorCode]:
+            return {tp: error for tp in offsets}
+
+        error = self.group_manager.check(group_id, allow_empty_id=False)
+        if error is not E.NONE:
+            return all_failed(error)
+        error = self._txn_verifier(transactional_id, producer_id, producer_epoch, group_id)
+        if error is not E.NONE:
+            return all_failed(error)
+        group = self.group_manager.get_group(group_id)
+        if group is None:
+            group = self.group_manager.add_group(GroupMetadata(group_id, now_ms=self._now()))
+        if group.is_(S.DEAD):
+            return all_failed(E.COORDINATOR_NOT_AVAILABLE)
+        if group.is_static_member_fenced(group_instance_id, member_id):
+            return all_failed(E.FENCED_INSTANCE_ID)
+        if member_id and not group.has_member(member_id):
+            return all_failed(E.UNKNOWN_MEMBER_ID)
+        if generation_id >= 0 and generation_id != group.generation_id:
+            return all_failed(E.ILLEGAL_GENERATION)
+        return self.group_manager.store_txn_offsets(group, TxnProducer(producer_id, producer_epoch), offsets)
+
+    def complete_transactional_offsets(self, *, offsets_partition: int, producer_id: int, commit: bool) -> None:
+        """The transaction coordinator wrote ``producer_id``'s COMMIT or ABORT marker to
+        ``__consumer_offsets-<offsets_partition>``: its pending offsets there become
+        committed offsets (commit) or are dropped (abort)."""
+        self.group_manager.complete_txn_offsets(offsets_partition, producer_id, commit=commit)
+
+    def fetch_offsets(
+        self, *, group_id: str, partitions: Sequence[TopicPartition] | None, require_stable: bool = False
+    ) -> OffsetFetchResult:
+        """Committed offsets for ``partitions`` (None: every partition the group has committed).
+
+        Offsets of open transactions are never returned; with ``require_stable``
+        (OffsetFetch v7+) a partition that has some answers UNSTABLE_OFFSET_COMMIT
+        instead, so the client retries once the transaction is over.
+        """
         error = self.group_manager.check(group_id, allow_empty_id=True)
         if error is not E.NONE:
             return OffsetFetchResult(error)
         group = self.group_manager.get_group(group_id)
-        stored = group.offsets if group is not None and not group.is_(S.DEAD) else {}
+        if group is not None and group.is_(S.DEAD):
+            group = None
+        stored = group.offsets if group is not None else {}
         wanted = list(stored) if partitions is None else partitions
         offsets = {}
         for tp in wanted:
             committed = stored.get(tp)
-            offsets[tp] = (
-                FetchedOffset(committed.offset, committed.leader_epoch, committed.metadata)
-                if committed is not None
-                else FetchedOffset()
-            )
+            if require_stable and group is not None and group.has_pending_txn_offset(tp):
+                offsets[tp] = FetchedOffset(error=E.UNSTABLE_OFFSET_COMMIT)
+            elif committed is not None:
+                offsets[tp] = FetchedOffset(committed.offset, committed.leader_epoch, committed.metadata)
+            else:
+                offsets[tp] = FetchedOffset()
         return OffsetFetchResult(E.NONE, offsets)
 
     # --- admin -----------------------------------------------------------------------------
@@ -178,7 +255,8 @@ class GroupCoordinator:
         group = self.group_manager.get_group(group_id)
         if group is None or group.is_(S.DEAD):
             return E.GROUP_ID_NOT_FOUND
-        if not group.is_(S.EMPTY):
+        if not group.is_(S.EMPTY) or group.pending_txn_offsets:
+            # Offsets of an open transaction still belong to the group: it goes once that ends.
             return E.NON_EMPTY_GROUP
         error = self.group_manager.delete_group(group)
         if error is E.NONE:

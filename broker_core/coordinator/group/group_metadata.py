@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from typing import Iterator
+from typing import Iterator, Mapping
 
 from broker_core.coordinator.group.consumer_protocol import CONSUMER_PROTOCOL_TYPE, group_subscribed_topics
 from broker_core.coordinator.group.member import MemberMetadata
@@ -102,6 +102,9 @@ class GroupMetadata:
         self.sync_timer: TimerHandle | None = None
         self.subscribed_topics: frozenset[str] | None = None
         self.offsets: dict[TopicPartition, OffsetAndMetadata] = {}
+        # Offsets of transactions still open, per producer id: invisible until the
+        # transaction commits (they join ``offsets``) or aborts (they are dropped).
+        self.pending_txn_offsets: dict[int, dict[TopicPartition, OffsetAndMetadata]] = {}
 
     def __repr__(self) -> str:
         return f"GroupMetadata({self.group_id!r}, {self.state}, generation {self.generation_id}, {len(self.members)} members)"
@@ -282,6 +285,38 @@ class GroupMetadata:
     def is_subscribed_to(self, topic: str) -> bool:
         """Whether a member's subscription names ``topic`` (False when subscriptions are unreadable)."""
         return self.subscribed_topics is not None and topic in self.subscribed_topics
+
+    @property
+    def has_offsets(self) -> bool:
+        """Whether anything is stored for the group: committed offsets, or those of an open transaction."""
+        return bool(self.offsets) or bool(self.pending_txn_offsets)
+
+    def has_pending_txn_offset(self, tp: TopicPartition) -> bool:
+        return any(tp in pending for pending in self.pending_txn_offsets.values())
+
+    def add_pending_txn_offsets(
+        self, producer_id: int, offsets: Mapping[TopicPartition, OffsetAndMetadata]
+    ) -> None:
+        """Offsets a transaction wrote; a later write of the same partition replaces an earlier one."""
+        self.pending_txn_offsets.setdefault(producer_id, {}).update(offsets)
+
+    def complete_txn_offsets(self, producer_id: int, *, commit: bool) -> int:
+        """End ``producer_id``'s transaction here; returns how many offsets became visible.
+
+        On commit each pending offset replaces the committed one unless that
+        one's record was written after it: the log's order decides, exactly as
+        when the partition is loaded again.
+        """
+        pending = self.pending_txn_offsets.pop(producer_id, None)
+        if not pending or not commit:
+            return 0
+        applied = 0
+        for tp, offset in pending.items():
+            current = self.offsets.get(tp)
+            if current is None or current.written_before(offset):
+                self.offsets[tp] = offset
+                applied += 1
+        return applied
 
     def expired_offsets(self, now_ms: int, retention_ms: int) -> list[TopicPartition]:
         """Partitions whose committed offsets are past retention (see ``offsets.py`` for the rules)."""

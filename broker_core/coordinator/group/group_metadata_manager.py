@@ -9,7 +9,10 @@ COORDINATOR_NOT_AVAILABLE rather than serve groups with missing offsets.
 
 Every change of stored state is written first and applied to the cache only
 after the append succeeded, so the cache never holds what a restart would
-not bring back. Loading happens one partition per scheduler turn, so a large
+not bring back. Offsets committed inside a transaction are written as that
+producer's transactional batch and kept pending in their group until the
+transaction coordinator reports the marker it wrote to the partition
+(``complete_txn_offsets``). Loading happens one partition per scheduler turn, so a large
 topic does not stall the event loop; a periodic task removes expired
 offsets and groups left empty with nothing stored.
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 import enum
 import logging
 from collections import deque
+from dataclasses import replace
 from typing import Callable, Iterable, Mapping
 
 from broker_core.coordinator.group.group_config import GroupConfig
@@ -33,7 +37,7 @@ from broker_core.coordinator.group.offsets_log import (
     offset_commit_key,
     offset_commit_value,
 )
-from broker_core.coordinator.group.offsets_topic import KeyValue, OffsetsTopic
+from broker_core.coordinator.group.offsets_topic import KeyValue, OffsetsTopic, TxnProducer
 from broker_core.coordinator.group.results import OffsetCommitEntry
 from broker_core.coordinator.partitioning import partition_for
 from broker_core.coordinator.scheduler import Scheduler, TimerHandle
@@ -160,8 +164,8 @@ class GroupMetadataManager:
         self._partitions[partition] = PartitionStatus.LOADED
         logger.log(
             logging.INFO if loaded.records else logging.DEBUG,
-            "loaded %d group(s) from __consumer_offsets-%d (%d record(s), %d skipped)",
-            len(loaded.groups), partition, loaded.records, loaded.skipped,
+            "loaded %d group(s) from __consumer_offsets-%d (%d record(s), %d skipped, %d open transaction(s))",
+            len(loaded.groups), partition, loaded.records, loaded.skipped, len(loaded.open_transactions),
         )
 
     def check(self, group_id: str | None, *, allow_empty_id: bool) -> ErrorCode:
@@ -209,13 +213,18 @@ class GroupMetadataManager:
 
     # --- writes ----------------------------------------------------------------------------
 
-    def _append(self, group_id: str, records: list[KeyValue], *, for_offsets: bool) -> ErrorCode:
+    def _append(
+        self, group_id: str, records: list[KeyValue], *, for_offsets: bool, producer: TxnProducer | None = None
+    ) -> tuple[ErrorCode, int]:
+        """Write one batch to the group's partition: (NONE, its base offset), or the client's error."""
         try:
-            self._topic.append(self.partition_for(group_id), records, self._scheduler.now_ms())
+            base_offset = self._topic.append(
+                self.partition_for(group_id), records, self._scheduler.now_ms(), producer=producer
+            )
         except KafkaError as exc:
             logger.warning("writing %d record(s) of group %r failed: %s", len(records), group_id, exc)
-            return _append_error(exc.code, for_offsets=for_offsets)
-        return E.NONE
+            return _append_error(exc.code, for_offsets=for_offsets), -1
+        return E.NONE, base_offset
 
     def store_group(self, group: GroupMetadata, assignments: Mapping[str, bytes] | None = None) -> ErrorCode:
         """Write the group's generation, leader, protocol and members (with ``assignments`` if given)."""
@@ -242,7 +251,36 @@ class GroupMetadataManager:
             members=members,
         )
         record = (group_metadata_key(group.group_id), group_metadata_value(value))
-        return self._append(group.group_id, [record], for_offsets=False)
+        return self._append(group.group_id, [record], for_offsets=False)[0]
+
+    def _validate_offsets(
+        self, offsets: Mapping[TopicPartition, OffsetCommitEntry], *, retention_ms: int
+    ) -> tuple[dict[TopicPartition, ErrorCode], dict[TopicPartition, OffsetAndMetadata]]:
+        """Refusals per partition, and the offsets to write for the rest."""
+        now = self._scheduler.now_ms()
+        expire = now + retention_ms if retention_ms >= 0 else NO_EXPIRE_TIMESTAMP
+        refused: dict[TopicPartition, ErrorCode] = {}
+        valid: dict[TopicPartition, OffsetAndMetadata] = {}
+        for tp, entry in offsets.items():
+            metadata = entry.metadata or ""
+            if java_string_length(metadata) > self._config.offset_metadata_max_bytes:
+                refused[tp] = E.OFFSET_METADATA_TOO_LARGE
+            else:
+                valid[tp] = OffsetAndMetadata(entry.offset, entry.leader_epoch, metadata, now, expire)
+        return refused, valid
+
+    def _write_offsets(
+        self, group: GroupMetadata, valid: dict[TopicPartition, OffsetAndMetadata], producer: TxnProducer | None
+    ) -> tuple[ErrorCode, dict[TopicPartition, OffsetAndMetadata]]:
+        """Write ``valid`` as one batch; on success the offsets carry their batch's position."""
+        records = [
+            (offset_commit_key(group.group_id, tp.topic, tp.partition), offset_commit_value(committed))
+            for tp, committed in valid.items()
+        ]
+        error, base_offset = self._append(group.group_id, records, for_offsets=True, producer=producer)
+        if error is not E.NONE:
+            return error, {}
+        return E.NONE, {tp: replace(committed, record_offset=base_offset) for tp, committed in valid.items()}
 
     def store_offsets(
         self,
@@ -252,27 +290,48 @@ class GroupMetadataManager:
         retention_ms: int = -1,
     ) -> dict[TopicPartition, ErrorCode]:
         """Validate, write the valid ones as one batch, then cache them; one code per partition."""
-        now = self._scheduler.now_ms()
-        expire = now + retention_ms if retention_ms >= 0 else NO_EXPIRE_TIMESTAMP
-        results: dict[TopicPartition, ErrorCode] = {}
-        valid: dict[TopicPartition, OffsetAndMetadata] = {}
-        for tp, entry in offsets.items():
-            metadata = entry.metadata or ""
-            if java_string_length(metadata) > self._config.offset_metadata_max_bytes:
-                results[tp] = E.OFFSET_METADATA_TOO_LARGE
-            else:
-                valid[tp] = OffsetAndMetadata(entry.offset, entry.leader_epoch, metadata, now, expire)
+        results, valid = self._validate_offsets(offsets, retention_ms=retention_ms)
         if valid:
-            records = [
-                (offset_commit_key(group.group_id, tp.topic, tp.partition), offset_commit_value(committed))
-                for tp, committed in valid.items()
-            ]
-            error = self._append(group.group_id, records, for_offsets=True)
+            error, written = self._write_offsets(group, valid, None)
             if error is E.NONE and not group.is_(GroupState.DEAD):
-                group.offsets.update(valid)
+                group.offsets.update(written)
             for tp in valid:
                 results[tp] = error
         return {tp: results[tp] for tp in offsets}
+
+    def store_txn_offsets(
+        self,
+        group: GroupMetadata,
+        producer: TxnProducer,
+        offsets: Mapping[TopicPartition, OffsetCommitEntry],
+    ) -> dict[TopicPartition, ErrorCode]:
+        """Write the valid offsets as one transactional batch of ``producer``; they stay pending
+        in the group until its transaction ends. One code per partition."""
+        results, valid = self._validate_offsets(offsets, retention_ms=-1)
+        if valid:
+            error, written = self._write_offsets(group, valid, producer)
+            if error is E.NONE and not group.is_(GroupState.DEAD):
+                group.add_pending_txn_offsets(producer.producer_id, written)
+            for tp in valid:
+                results[tp] = error
+        return {tp: results[tp] for tp in offsets}
+
+    def complete_txn_offsets(self, partition: int, producer_id: int, *, commit: bool) -> int:
+        """A marker for ``producer_id`` landed in ``partition``: end its offsets in every group there.
+
+        Returns the groups affected. A partition still loading needs nothing:
+        its replay meets the marker in the log.
+        """
+        if self._partitions.get(partition) is not PartitionStatus.LOADED:
+            return 0
+        affected = 0
+        for group in self.groups():
+            if producer_id in group.pending_txn_offsets and self.partition_for(group.group_id) == partition:
+                applied = group.complete_txn_offsets(producer_id, commit=commit)
+                affected += 1
+                logger.debug("group %r: transaction of producer %d %s (%d offset(s) now visible)",
+                             group.group_id, producer_id, "committed" if commit else "aborted", applied)
+        return affected
 
     def delete_offsets(self, group: GroupMetadata, partitions: Iterable[TopicPartition]) -> ErrorCode:
         """Tombstone the group's offsets for ``partitions`` (those it has), then drop them."""
@@ -280,7 +339,7 @@ class GroupMetadataManager:
         if not present:
             return E.NONE
         records: list[KeyValue] = [(offset_commit_key(group.group_id, tp.topic, tp.partition), None) for tp in present]
-        error = self._append(group.group_id, records, for_offsets=True)
+        error, _ = self._append(group.group_id, records, for_offsets=True)
         if error is E.NONE:
             for tp in present:
                 group.offsets.pop(tp, None)
@@ -295,7 +354,7 @@ class GroupMetadataManager:
         if group.generation_id > 0:
             records.append((group_metadata_key(group.group_id), None))
         if records:
-            error = self._append(group.group_id, records, for_offsets=False)
+            error, _ = self._append(group.group_id, records, for_offsets=False)
             if error is not E.NONE:
                 return error
         group.offsets.clear()
@@ -334,7 +393,8 @@ class GroupMetadataManager:
             records: list[KeyValue] = [
                 (offset_commit_key(group.group_id, tp.topic, tp.partition), None) for tp in expired
             ]
-            if group.is_(GroupState.EMPTY) and not group.offsets:
+            # Offsets of an open transaction keep the group: its commit may still make them visible.
+            if group.is_(GroupState.EMPTY) and not group.has_offsets:
                 group.transition_to(GroupState.DEAD, now)
                 self.remove_group(group)
                 if group.generation_id > 0:

@@ -3,9 +3,15 @@
 :class:`OffsetsTopic` is the narrow interface the coordinator depends on, so
 its unit tests can use an in-memory log. :class:`BrokerOffsetsTopic` is the
 real one: it creates the topic through the topic manager (compacted, with
-``offsets.topic.*`` settings), appends through the partition's normal produce
-path (batch validation, offset assignment, fetch wake-ups), and reads the
-partition's log back batch by batch when loading.
+``offsets.topic.*`` settings), appends through the partition's produce path
+as the coordinator (batch validation, offset assignment, the producer-epoch
+and transaction checks, fetch wake-ups), and reads the partition's log back
+batch by batch when loading.
+
+Offsets committed inside a transaction are written as one transactional
+batch of the committing producer (its id and epoch, no sequence); the
+transaction coordinator later ends it with a COMMIT or ABORT marker in the
+same partition, which is how a reload learns the outcome.
 
 An append either lands completely or raises :class:`KafkaError` with the
 code the storage layer reported; the coordinator only changes its cache
@@ -15,20 +21,30 @@ after a successful append.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Iterator, Protocol, Sequence
 
 from broker_core.cluster.errors import TopicExistsError, UnknownTopicError
 from broker_core.cluster.topic_names import CONSUMER_OFFSETS_TOPIC
 from broker_core.coordinator.group.group_config import GroupConfig
 from broker_core.protocol.errors import ErrorCode, KafkaError
-from broker_core.records import Record, build_batch, iter_decoded_batches
+from broker_core.records import NO_SEQUENCE, DecodedBatch, Record, build_batch, iter_decoded_batches
 from broker_core.server.errors import error_code_for
 from broker_core.server.topic_manager import TopicRequest
+from broker_core.storage.producer_state import AppendOrigin
 
 logger = logging.getLogger(__name__)
 
 # One key/value pair to write; a value of None is a tombstone.
 KeyValue = tuple[bytes, bytes | None]
+
+
+@dataclass(frozen=True)
+class TxnProducer:
+    """The transactional producer a batch of offsets is written for."""
+
+    producer_id: int
+    producer_epoch: int
 
 
 class OffsetsTopic(Protocol):
@@ -44,12 +60,17 @@ class OffsetsTopic(Protocol):
         """The partitions this broker leads, whose groups it coordinates."""
         ...
 
-    def append(self, partition: int, records: Sequence[KeyValue], timestamp_ms: int) -> None:
-        """Append the records as one batch; KafkaError if nothing was written."""
+    def append(
+        self, partition: int, records: Sequence[KeyValue], timestamp_ms: int, *, producer: TxnProducer | None = None
+    ) -> int:
+        """Append the records as one batch (transactional for ``producer`` if given); returns its base offset.
+
+        KafkaError if nothing was written.
+        """
         ...
 
-    def read(self, partition: int) -> Iterator[Record]:
-        """Every data record of the partition, oldest first."""
+    def read(self, partition: int) -> Iterator[DecodedBatch]:
+        """Every batch of the partition, oldest first, transaction markers included."""
         ...
 
 
@@ -101,18 +122,32 @@ class BrokerOffsetsTopic:
         count = self.partition_count() or 0
         return [p for p in range(count) if self._replicas.get(CONSUMER_OFFSETS_TOPIC, p) is not None]
 
-    def append(self, partition: int, records: Sequence[KeyValue], timestamp_ms: int) -> None:
+    def append(
+        self, partition: int, records: Sequence[KeyValue], timestamp_ms: int, *, producer: TxnProducer | None = None
+    ) -> int:
         leader = self._replicas.get(CONSUMER_OFFSETS_TOPIC, partition)
         if leader is None:
             raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, f"{CONSUMER_OFFSETS_TOPIC}-{partition} is not led here")
-        batch = build_batch([Record(i, timestamp_ms, key, value) for i, (key, value) in enumerate(records)])
+        entries = [Record(i, timestamp_ms, key, value) for i, (key, value) in enumerate(records)]
+        if producer is None:
+            batch = build_batch(entries)
+        else:
+            batch = build_batch(
+                entries,
+                producer_id=producer.producer_id,
+                producer_epoch=producer.producer_epoch,
+                base_sequence=NO_SEQUENCE,
+                is_transactional=True,
+            )
         try:
-            leader.append_records(batch)
+            # As the coordinator: the producer's epoch and open transaction are checked, sequences are not.
+            result = leader.append_records(batch, origin=AppendOrigin.COORDINATOR)
         except Exception as exc:
             raise KafkaError(error_code_for(exc, where="__consumer_offsets append"), str(exc)) from exc
         self._replicas.notify_append(leader)
+        return result.base_offset
 
-    def read(self, partition: int) -> Iterator[Record]:
+    def read(self, partition: int) -> Iterator[DecodedBatch]:
         leader = self._replicas.get(CONSUMER_OFFSETS_TOPIC, partition)
         if leader is None:
             return
@@ -124,9 +159,6 @@ class BrokerOffsetsTopic:
             if not chunk:
                 return
             for batch in iter_decoded_batches(chunk):
-                # Transaction markers carry no offsets; transactional commits are not served yet.
-                if not batch.header.is_control:
-                    for record in batch.records:
-                        if record.offset >= position:
-                            yield record
+                if batch.header.next_offset > position:
+                    yield batch
                 position = max(position, batch.header.next_offset)

@@ -146,7 +146,7 @@ class RebalanceProtocol:
             self._join_current_member(group, join)
         if group.is_(S.PREPARING_REBALANCE):
             self._maybe_complete_join(group)
-        elif group.is_(S.EMPTY) and group.generation_id == 0 and not (group.offsets or group.pending_members):
+        elif group.is_(S.EMPTY) and group.generation_id == 0 and not (group.has_offsets or group.pending_members):
             # A refused first join leaves nothing behind (ListGroups would otherwise show it).
             self._groups.remove_group(group)
 

@@ -42,6 +42,7 @@ from broker_core.server.handlers import (
     offset_for_leader_epoch,
     produce,
     sync_group,
+    txn_offset_commit,
 )
 
 _HANDLERS: Mapping[ApiKey, Callable[[BrokerContext, Request], Any]] = {
@@ -72,6 +73,7 @@ _HANDLERS: Mapping[ApiKey, Callable[[BrokerContext, Request], Any]] = {
     ApiKey.ADD_PARTITIONS_TO_TXN: add_partitions_to_txn.handle,
     ApiKey.ADD_OFFSETS_TO_TXN: add_offsets_to_txn.handle,
     ApiKey.END_TXN: end_txn.handle,
+    ApiKey.TXN_OFFSET_COMMIT: txn_offset_commit.handle,
 }
 
 SERVED_APIS = frozenset(_HANDLERS)

@@ -2,8 +2,9 @@
 
 ``ManualScheduler`` fires timers only when a test advances time, in due
 order. ``MemoryOffsetsTopic`` keeps real RecordBatch bytes per partition
-(built and read with the record layer, as the broker's topic does) and can be
-told to fail appends. ``Reply`` records the one answer a parked request gets
+(built and read with the record layer, as the broker's topic does, including
+transactional batches and the markers that end them) and can be told to fail
+appends. ``Reply`` records the one answer a parked request gets
 and fails the test if it gets two.
 """
 
@@ -16,9 +17,20 @@ from typing import Any, Callable, Iterator, Sequence
 
 from broker_core.coordinator.group import GroupConfig, GroupCoordinator, Protocol
 from broker_core.coordinator.group.consumer_protocol import encode_subscription
+from broker_core.coordinator.group.group_coordinator import TxnVerifier
+from broker_core.coordinator.group.offsets_topic import TxnProducer
 from broker_core.coordinator.group.results import JoinGroupResult, SyncGroupResult
 from broker_core.protocol.errors import ErrorCode, KafkaError
-from broker_core.records import Record, build_batch, iter_records
+from broker_core.records import (
+    NO_SEQUENCE,
+    ControlType,
+    DecodedBatch,
+    Record,
+    build_batch,
+    build_control_batch,
+    iter_decoded_batches,
+    iter_records,
+)
 
 E = ErrorCode
 START_MS = 1_700_000_000_000
@@ -86,28 +98,53 @@ class MemoryOffsetsTopic:
     def led_partitions(self) -> list[int]:
         return list(range(self.partitions or 0))
 
-    def append(self, partition: int, records: Sequence[tuple[bytes, bytes | None]], timestamp_ms: int) -> None:
+    def _next_offset(self, partition: int) -> int:
+        return sum(len(list(iter_records(b))) for b in self.batches.get(partition, []))
+
+    def append(
+        self,
+        partition: int,
+        records: Sequence[tuple[bytes, bytes | None]],
+        timestamp_ms: int,
+        *,
+        producer: TxnProducer | None = None,
+    ) -> int:
         if self.fail_with is not None:
             raise KafkaError(self.fail_with, "injected append failure")
-        log = self.batches.setdefault(partition, [])
-        base = sum(len(list(iter_records(b))) for b in log)
-        log.append(
-            build_batch([Record(base + i, timestamp_ms, k, v) for i, (k, v) in enumerate(records)], base_offset=base)
-        )
+        base = self._next_offset(partition)
+        entries = [Record(base + i, timestamp_ms, k, v) for i, (k, v) in enumerate(records)]
+        if producer is None:
+            batch = build_batch(entries, base_offset=base)
+        else:
+            batch = build_batch(
+                entries, base_offset=base, producer_id=producer.producer_id, producer_epoch=producer.producer_epoch,
+                base_sequence=NO_SEQUENCE, is_transactional=True,
+            )
+        self.batches.setdefault(partition, []).append(batch)
         self.appends += 1
+        return base
 
     def append_raw(self, partition: int, key: bytes | None, value: bytes | None, timestamp_ms: int = START_MS) -> None:
         """Write a record the coordinator would never write (garbage, foreign record types)."""
-        log = self.batches.setdefault(partition, [])
-        base = sum(len(list(iter_records(b))) for b in log)
-        log.append(build_batch([Record(base, timestamp_ms, key, value)], base_offset=base))
+        base = self._next_offset(partition)
+        record = Record(base, timestamp_ms, key, value)
+        self.batches.setdefault(partition, []).append(build_batch([record], base_offset=base))
 
-    def read(self, partition: int) -> Iterator[Record]:
+    def write_marker(self, partition: int, producer_id: int, *, commit: bool, producer_epoch: int = 0) -> None:
+        """A transaction marker, as the transaction coordinator writes it when a transaction ends."""
+        control = ControlType.COMMIT if commit else ControlType.ABORT
+        base = self._next_offset(partition)
+        self.batches.setdefault(partition, []).append(
+            build_control_batch(control, producer_id, producer_epoch, 0, timestamp=START_MS, base_offset=base)
+        )
+
+    def read(self, partition: int) -> Iterator[DecodedBatch]:
         for batch in self.batches.get(partition, []):
-            yield from iter_records(batch)
+            yield from iter_decoded_batches(batch)
 
     def records(self) -> list[Record]:
-        return [r for p in sorted(self.batches) for r in self.read(p)]
+        """Every data record, partition by partition (markers left out)."""
+        return [r for p in sorted(self.batches) for b in self.read(p) if not b.header.is_control for r in b.records]
 
 
 @dataclass
@@ -152,6 +189,7 @@ class Harness:
         topic: MemoryOffsetsTopic | None = None,
         scheduler: ManualScheduler | None = None,
         create_topic: bool = True,
+        txn_verifier: TxnVerifier | None = None,
         **config: Any,
     ) -> None:
         settings = dict(
@@ -166,8 +204,10 @@ class Harness:
         self.scheduler = scheduler or ManualScheduler()
         self.topic = topic or MemoryOffsetsTopic()
         ids = itertools.count(1)
+        self.txn_verifier = txn_verifier
+        extra = {} if txn_verifier is None else {"txn_verifier": txn_verifier}
         self.coordinator = GroupCoordinator(
-            self.config, self.topic, self.scheduler, member_id_suffix=lambda: f"m{next(ids)}"
+            self.config, self.topic, self.scheduler, member_id_suffix=lambda: f"m{next(ids)}", **extra
         )
         self.coordinator.startup()
         if create_topic:
@@ -260,7 +300,9 @@ class Harness:
         self.coordinator.shutdown()
         settings = {k: getattr(self.config, k) for k in self.config.__dataclass_fields__}
         settings.update(config)
-        return Harness(topic=self.topic, scheduler=self.scheduler, create_topic=False, **settings)
+        return Harness(
+            topic=self.topic, scheduler=self.scheduler, create_topic=False, txn_verifier=self.txn_verifier, **settings
+        )
 
 
 def sync_result(reply: Reply) -> SyncGroupResult:

@@ -1,0 +1,65 @@
+"""TxnOffsetCommit: a transactional producer commits a group's offsets inside its transaction.
+
+Partitions of unknown topics are refused here, as for OffsetCommit; the
+group coordinator checks the group and the transaction and stores the rest,
+pending until the transaction ends.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from broker_core.coordinator.group.results import OffsetCommitEntry
+from broker_core.protocol.connection import Request
+from broker_core.protocol.errors import ErrorCode
+from broker_core.protocol.messages.txn_offset_commit import TxnOffsetCommitResponse
+from broker_core.server.context import BrokerContext
+from broker_core.server.handlers.offset_commit import existing_partitions
+from broker_core.server.handlers.txn_errors import for_version
+from broker_core.storage.files import TopicPartition
+
+R = TxnOffsetCommitResponse
+
+
+def handle(ctx: BrokerContext, request: Request) -> Any:
+    body = request.body
+    version = request.api_version
+    errors: dict[TopicPartition, ErrorCode] = {}
+    offsets: dict[TopicPartition, OffsetCommitEntry] = {}
+    for topic in body.topics:
+        known = existing_partitions(ctx, topic.name)
+        for p in topic.partitions:
+            tp = TopicPartition(topic.name, p.partition_index)
+            if p.partition_index in known:
+                offsets[tp] = OffsetCommitEntry(p.committed_offset, p.committed_leader_epoch, p.committed_metadata)
+            else:
+                errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if offsets:
+        if ctx.group_coordinator is None:
+            errors.update({tp: ErrorCode.COORDINATOR_NOT_AVAILABLE for tp in offsets})
+        else:
+            errors.update(
+                ctx.group_coordinator.handle_txn_offset_commit(
+                    transactional_id=body.transactional_id,
+                    group_id=body.group_id,
+                    producer_id=body.producer_id,
+                    producer_epoch=body.producer_epoch,
+                    offsets=offsets,
+                )
+            )
+    return R(
+        throttle_time_ms=0,
+        topics=[
+            R.TxnOffsetCommitResponseTopic(
+                name=topic.name,
+                partitions=[
+                    R.TxnOffsetCommitResponsePartition(
+                        partition_index=p.partition_index,
+                        error_code=for_version(errors[TopicPartition(topic.name, p.partition_index)], version),
+                    )
+                    for p in topic.partitions
+                ],
+            )
+            for topic in body.topics
+        ],
+    )
