@@ -17,7 +17,11 @@ from broker_core.protocol.errors import ErrorCode
 from broker_core.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
 from broker_core.protocol.messages.add_partitions_to_txn import AddPartitionsToTxnRequest
 from broker_core.protocol.messages.end_txn import EndTxnRequest
-from broker_core.protocol.messages.find_coordinator import KEY_TYPE_TRANSACTION, FindCoordinatorRequest
+from broker_core.protocol.messages.find_coordinator import (
+    KEY_TYPE_GROUP,
+    KEY_TYPE_TRANSACTION,
+    FindCoordinatorRequest,
+)
 from broker_core.protocol.messages.init_producer_id import InitProducerIdRequest
 from broker_core.protocol.messages.txn_offset_commit import TxnOffsetCommitRequest
 from tests.groups.raw_client import RawClient
@@ -146,6 +150,8 @@ def test_txn_offset_commit_outside_a_transaction_is_an_invalid_state(raw, unique
     txn = unique("txn")
     p = init(raw, txn)
     group = unique("group")
+    found = raw.call(ApiKey.FIND_COORDINATOR, 2, FindCoordinatorRequest(key=group, key_type=KEY_TYPE_GROUP))
+    assert found.error_code == E.NONE
     assert txn_offset_commit(raw, txn, group, p.producer_id, p.producer_epoch, topic) == E.INVALID_TXN_STATE
     add_partitions(raw, txn, p.producer_id, p.producer_epoch, topic, [0])
     # The transaction is open, but the group's offsets were never added to it.
