@@ -19,14 +19,23 @@ from typing import Iterator, Mapping, Protocol, Sequence
 
 from broker_core.cluster.errors import TopicExistsError, UnknownTopicError
 from broker_core.protocol.errors import ErrorCode, KafkaError
-from broker_core.records import DecodedBatch, Record, build_batch, iter_decoded_batches
+from broker_core.records import NO_SEQUENCE, DecodedBatch, Record, build_batch, iter_decoded_batches
 from broker_core.server.errors import error_code_for
 from broker_core.server.topic_manager import TopicRequest
+from broker_core.storage.producer_state import AppendOrigin
 
 logger = logging.getLogger(__name__)
 
 # One key/value pair to write; a value of None is a tombstone.
 KeyValue = tuple[bytes, bytes | None]
+
+
+@dataclass(frozen=True)
+class TxnProducer:
+    """The transactional producer a batch is written for (offsets committed inside a transaction)."""
+
+    producer_id: int
+    producer_epoch: int
 
 
 class CoordinatorTopic(Protocol):
@@ -45,7 +54,8 @@ class CoordinatorTopic(Protocol):
         """The epoch of this broker's leadership of ``partition`` (the coordinator epoch)."""
         ...
 
-    def append(self, partition: int, records: Sequence[KeyValue], timestamp_ms: int) -> None:
+    def append(self, partition: int, records: Sequence[KeyValue], timestamp_ms: int) -> int:
+        """Append the records as one batch; returns its base offset."""
         ...
 
     def read_batches(self, partition: int) -> Iterator[DecodedBatch]:
@@ -110,16 +120,26 @@ class BrokerInternalTopic:
         leader = self._replicas.get(self.spec.name, partition)
         return leader.leader_epoch if leader is not None else -1
 
-    def append(self, partition: int, records: Sequence[KeyValue], timestamp_ms: int) -> None:
+    def append(
+        self, partition: int, records: Sequence[KeyValue], timestamp_ms: int, *, producer: TxnProducer | None = None
+    ) -> int:
+        """Append the records as one batch (transactional for ``producer`` if given); returns its base offset."""
         leader = self._replicas.get(self.spec.name, partition)
         if leader is None:
             raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, f"{self.spec.name}-{partition} is not led here")
-        batch = build_batch([Record(i, timestamp_ms, key, value) for i, (key, value) in enumerate(records)])
+        entries = [Record(i, timestamp_ms, key, value) for i, (key, value) in enumerate(records)]
+        if producer is None:
+            batch = build_batch(entries)
+        else:
+            batch = build_batch(entries, producer_id=producer.producer_id, producer_epoch=producer.producer_epoch,
+                                base_sequence=NO_SEQUENCE, is_transactional=True)
         try:
-            leader.append_records(batch)
+            # As the coordinator: a producer's epoch and open transaction are checked, sequences are not.
+            result = leader.append_records(batch, origin=AppendOrigin.COORDINATOR)
         except Exception as exc:
             raise KafkaError(error_code_for(exc, where=f"{self.spec.name} append"), str(exc)) from exc
         self._replicas.notify_append(leader)
+        return result.base_offset
 
     def read_batches(self, partition: int) -> Iterator[DecodedBatch]:
         leader = self._replicas.get(self.spec.name, partition)

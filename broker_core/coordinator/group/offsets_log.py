@@ -36,11 +36,10 @@ loading.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from broker_core.coordinator.group.offsets import NO_EXPIRE_TIMESTAMP, OffsetAndMetadata
+from broker_core.coordinator.record_fields import RecordFieldReader
 from broker_core.protocol import types as t
-from broker_core.protocol.errors import ProtocolDecodeError
 
 OFFSET_COMMIT_KEY_VERSION = 1
 GROUP_METADATA_KEY_VERSION = 2
@@ -156,55 +155,10 @@ def group_metadata_value(value: GroupMetadataValue) -> bytes:
 # --- decoding --------------------------------------------------------------------------------
 
 
-class _Reader:
-    """Sequential reads over one key or value; every failure becomes OffsetsRecordError."""
-
-    def __init__(self, data: bytes | memoryview, what: str) -> None:
-        self.mv = memoryview(data)
-        self.pos = 0
-        self.what = what
-        self.flexible = False
-
-    def read(self, codec: t.Codec) -> Any:
-        try:
-            value, self.pos = codec.decode(self.mv, self.pos)
-        except ProtocolDecodeError as exc:
-            raise OffsetsRecordError(f"{self.what}: {exc}") from None
-        return value
-
-    def string(self, *, nullable: bool = False) -> str | None:
-        if self.flexible:
-            return self.read(t.COMPACT_NULLABLE_STRING if nullable else t.COMPACT_STRING)
-        return self.read(t.NULLABLE_STRING if nullable else t.STRING)
-
-    def bytes_(self) -> bytes:
-        return bytes(self.read(t.COMPACT_BYTES if self.flexible else t.BYTES))
-
-    def count(self) -> int:
-        if self.flexible:
-            size = self.read(t.UNSIGNED_VARINT) - 1
-        else:
-            size = self.read(t.INT32)
-        if size < 0 or size > len(self.mv) - self.pos:
-            raise OffsetsRecordError(f"{self.what}: bad array length {size}")
-        return size
-
-    def end_struct(self) -> None:
-        if self.flexible:
-            try:
-                self.pos = t.skip_tagged_fields(self.mv, self.pos)
-            except ProtocolDecodeError as exc:
-                raise OffsetsRecordError(f"{self.what}: {exc}") from None
-
-    def finish(self) -> None:
-        if self.pos != len(self.mv):
-            raise OffsetsRecordError(f"{self.what}: {len(self.mv) - self.pos} trailing bytes")
-
-
 def decode_key(data: bytes | memoryview | None) -> OffsetCommitKey | GroupMetadataKey:
     if data is None:
         raise OffsetsRecordError("record without a key")
-    reader = _Reader(data, "__consumer_offsets key")
+    reader = RecordFieldReader(data, "__consumer_offsets key", OffsetsRecordError)
     version = reader.read(t.INT16)
     if version in (0, 1):
         key: OffsetCommitKey | GroupMetadataKey = OffsetCommitKey(
@@ -219,7 +173,7 @@ def decode_key(data: bytes | memoryview | None) -> OffsetCommitKey | GroupMetada
 
 
 def decode_offset_commit_value(data: bytes | memoryview) -> OffsetAndMetadata:
-    reader = _Reader(data, "offset commit value")
+    reader = RecordFieldReader(data, "offset commit value", OffsetsRecordError)
     version = reader.read(t.INT16)
     if not 0 <= version <= _FLEXIBLE_VALUE_VERSION:
         raise OffsetsRecordError(f"offset commit value version {version} is unknown")
@@ -235,7 +189,7 @@ def decode_offset_commit_value(data: bytes | memoryview) -> OffsetAndMetadata:
 
 
 def decode_group_metadata_value(data: bytes | memoryview) -> GroupMetadataValue:
-    reader = _Reader(data, "group metadata value")
+    reader = RecordFieldReader(data, "group metadata value", OffsetsRecordError)
     version = reader.read(t.INT16)
     if not 0 <= version <= _FLEXIBLE_VALUE_VERSION:
         raise OffsetsRecordError(f"group metadata value version {version} is unknown")
