@@ -8,6 +8,15 @@ thread, so a partition has exactly one writer.
 
 With a single replica the high watermark is the log end offset after every
 append; replication (ISR, followers) will move it from fetch positions.
+
+Transactions: producer state knows each producer's open transaction, so the
+last stable offset (LSO) is the first offset of the oldest open one, capped
+by the high watermark. The coordinator ends a transaction with a marker
+(``write_txn_marker``); an abort marker also adds an entry to the log's
+aborted-transaction index, which read_committed fetches return alongside
+data below the LSO so consumers can drop the aborted records. Recovery
+replays the log from the producer-state snapshot and re-adds the index
+entries of every abort it meets, so entries a crash lost come back.
 """
 
 from __future__ import annotations
@@ -17,16 +26,22 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from broker_core.records.batch import BatchHeader, iter_batches
+from broker_core.records.control import ControlType, build_control_batch, parse_control_record
 from broker_core.records.errors import CorruptRecordError
 from broker_core.records.reader import decode_batch
 from broker_core.storage.epoch_cache import LeaderEpochFileCache
+from broker_core.storage.errors import InvalidAppendError
 from broker_core.storage.fetch_slice import FetchSlice
 from broker_core.storage.producer_state import (
+    AppendOrigin,
+    CompletedTxn,
     DuplicateBatch,
+    EndTxnMarker,
     OutOfOrderSequenceError,
     ProducerAppendInfo,
     ProducerStateManager,
 )
+from broker_core.storage.txn_index import AbortedTxn
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +49,10 @@ READ_UNCOMMITTED = 0
 READ_COMMITTED = 1
 # Producer-state replay reads the log in chunks of this size.
 REPLAY_READ_BYTES = 8 * 1024 * 1024
+
+
+class ControlBatchFromClientError(InvalidAppendError):
+    """A produce request carried a control batch; only the broker writes markers (INVALID_RECORD)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +70,8 @@ class PartitionRead:
     high_watermark: int
     last_stable_offset: int
     log_start_offset: int
+    # read_committed: the aborted transactions overlapping the data; None under read_uncommitted.
+    aborted_transactions: list[AbortedTxn] | None = None
 
 
 class Partition:
@@ -101,37 +122,61 @@ class Partition:
         return min(unstable, self.high_watermark)
 
     def _recover_producer_state(self) -> None:
-        replay_from = self.producer_state.load(self.log.log_start_offset, self.log.log_end_offset)
-        if replay_from < self.log.log_end_offset:
-            self.producer_state.rebuild_from(self._batch_headers_from(replay_from))
-        self.producer_state.update_map_end_offset(self.log.log_end_offset)
+        """Load the newest snapshot and replay the log after it.
 
-    def _batch_headers_from(self, offset: int) -> Iterator[BatchHeader]:
-        """Headers of the batches from ``offset`` to the log end, a segment's worth at a time."""
+        Abort markers met on the way re-add their index entries (those past
+        the replay start are dropped first, so none is doubled). When the
+        loader discarded a corrupt index below the snapshot, the whole log is
+        replayed, as a snapshot cannot tell which transactions aborted.
+        """
+        start, end = self.log.log_start_offset, self.log.log_end_offset
+        replay_from = self.producer_state.load(start, end)
+        lost_from = self.log.txn_index_lost_from
+        if lost_from is not None and lost_from < replay_from:
+            self.producer_state.forget_state(start)
+            replay_from = start
+        if replay_from < end:
+            self.log.truncate_aborted_txns_from(replay_from)
+            self.producer_state.rebuild_from(self._batches_from(replay_from), on_completed=self._index_if_aborted)
+        self.log.forget_lost_txn_index()
+        self.producer_state.update_map_end_offset(end)
+
+    def _batches_from(self, offset: int) -> Iterator[tuple[BatchHeader, EndTxnMarker | None]]:
+        """Batches from ``offset`` to the log end, a segment's worth at a time; control batches decoded."""
         end = self.log.log_end_offset
         while offset < end:
             chunk = self.log.read(offset, REPLAY_READ_BYTES).read_bytes()
             if not chunk:
                 return
             for header in iter_batches(chunk, check_crc=False):
-                yield header
+                yield header, _marker_of(chunk, header)
                 offset = header.next_offset
 
     # --- produce ---------------------------------------------------------------------------
 
-    def append_records(self, records: memoryview | bytes) -> PartitionAppendResult:
+    def append_records(
+        self, records: memoryview | bytes, *, origin: AppendOrigin = AppendOrigin.CLIENT
+    ) -> PartitionAppendResult:
         """Validate, check producer state, append; raise a typed error on any problem.
 
         Nothing is written unless every batch of the request passes. A retried
         batch an idempotent producer already wrote is answered with its
-        original offsets and not written again.
+        original offsets and not written again. Control batches are refused
+        from clients (``ControlBatchFromClientError``); ``write_txn_marker``
+        writes them.
         """
         # Framing, magic and counts are checked here; the log's append makes
         # the one CRC pass, so producer state is never updated for a batch it refuses.
         headers = list(iter_batches(records, check_crc=False))
         if not headers:
             raise CorruptRecordError("produce request carries no record batch")
-        staged = self._stage_producer_state(headers)
+        if origin is AppendOrigin.CLIENT:
+            for header in headers:
+                if header.is_control:
+                    raise ControlBatchFromClientError(
+                        f"batch at position {header.position} is a control batch; clients may not write markers"
+                    )
+        staged = self._stage_producer_state(records, headers, origin)
         if len(staged) == 1 and isinstance(staged[0], DuplicateBatch):
             original = staged[0]
             return PartitionAppendResult(
@@ -144,26 +189,83 @@ class Partition:
         now = self._clock()
         for header, producer_info in zip(info.batches, staged):
             if isinstance(producer_info, ProducerAppendInfo):
-                self.producer_state.complete_append(producer_info, header.base_offset, header.last_offset, now)
+                completed = self.producer_state.complete_append(
+                    producer_info, header.base_offset, header.last_offset, now
+                )
+                if completed is not None:
+                    self._index_if_aborted(completed)
         self.producer_state.update_map_end_offset(self.log.log_end_offset)
         self.high_watermark = self.log.log_end_offset
         return PartitionAppendResult(
             info.first_offset, info.last_offset, info.log_append_time, self.log.log_start_offset
         )
 
-    def _stage_producer_state(self, headers: list[BatchHeader]) -> list[ProducerAppendInfo | DuplicateBatch | None]:
-        staging = self.producer_state.stage_append(is_from_client=True)
-        return [staging.prepare(h) if h.has_producer_id else None for h in headers]
+    def _stage_producer_state(
+        self, records: memoryview | bytes, headers: list[BatchHeader], origin: AppendOrigin
+    ) -> list[ProducerAppendInfo | DuplicateBatch | None]:
+        staging = self.producer_state.stage_append(origin=origin)
+        return [staging.prepare(h, _marker_of(records, h)) if h.has_producer_id else None for h in headers]
+
+    def write_txn_marker(
+        self,
+        *,
+        producer_id: int,
+        producer_epoch: int,
+        coordinator_epoch: int,
+        commit: bool,
+        timestamp_ms: int | None = None,
+    ) -> int:
+        """Append a COMMIT or ABORT marker for the producer's transaction; return its offset.
+
+        A marker for a producer with no open transaction here is written all
+        the same and closes nothing. Raises ``InvalidProducerEpochError`` when
+        ``producer_epoch`` is older than the producer's epoch here, and
+        ``TransactionCoordinatorFencedError`` for an older coordinator epoch.
+        The caller wakes fetches waiting on the partition.
+        """
+        batch = build_control_batch(
+            ControlType.COMMIT if commit else ControlType.ABORT,
+            producer_id,
+            producer_epoch,
+            coordinator_epoch,
+            timestamp=self._clock() if timestamp_ms is None else timestamp_ms,
+        )
+        return self.append_records(batch, origin=AppendOrigin.COORDINATOR).base_offset
+
+    def _index_if_aborted(self, completed: CompletedTxn) -> None:
+        """Add an aborted transaction to the index, with the LSO now that it has ended.
+
+        Producer state already reflects the marker. The LSO is the log's:
+        the oldest transaction still open, else the offset after the marker
+        (the high watermark may lag behind the marker on a follower).
+        """
+        if not completed.is_aborted:
+            return
+        unstable = self.producer_state.first_unstable_offset()
+        stable = completed.last_offset + 1 if unstable is None else min(unstable, completed.last_offset + 1)
+        self.log.append_aborted_txn(
+            AbortedTxn(completed.producer_id, completed.first_offset, completed.last_offset, stable)
+        )
 
     # --- fetch -----------------------------------------------------------------------------
 
     def read(self, offset: int, max_bytes: int, *, isolation_level: int, min_one_batch: bool) -> PartitionRead:
-        """Whole batches from ``offset`` below the high watermark (or the LSO)."""
+        """Whole batches from ``offset`` below the high watermark (or the LSO).
+
+        Under read_committed the result also lists the aborted transactions
+        the returned batches overlap: those aborted at or after ``offset``
+        that began before the offset following the last returned batch.
+        """
         high_watermark = self.high_watermark
         stable = self.last_stable_offset
-        limit = stable if isolation_level == READ_COMMITTED else high_watermark
-        fetched = self.log.read(offset, max_bytes, max_offset=limit, min_one_batch=min_one_batch)
-        return PartitionRead(fetched, high_watermark, stable, self.log.log_start_offset)
+        if isolation_level != READ_COMMITTED:
+            fetched = self.log.read(offset, max_bytes, max_offset=high_watermark, min_one_batch=min_one_batch)
+            return PartitionRead(fetched, high_watermark, stable, self.log.log_start_offset)
+        fetched = self.log.read(offset, max_bytes, max_offset=stable, min_one_batch=min_one_batch)
+        aborted: list[AbortedTxn] = []
+        if fetched.size:
+            aborted = self.log.collect_aborted_transactions(offset, fetched.last_offset + 1)
+        return PartitionRead(fetched, high_watermark, stable, self.log.log_start_offset, aborted)
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """``(timestamp, offset)`` of the first record at or after ``timestamp``.
@@ -194,3 +296,19 @@ class Partition:
         """Snapshot producer state at the log end (clean shutdown, segment roll)."""
         self.log.flush()
         self.producer_state.take_snapshot(self.log.log_end_offset)
+
+
+def _marker_of(buf: memoryview | bytes, header: BatchHeader) -> EndTxnMarker | None:
+    """The decoded marker of a control batch (None for other batches).
+
+    Only control batches are decoded; they are rare and hold one record.
+    """
+    if not header.is_control:
+        return None
+    batch = decode_batch(buf, header.position)
+    if len(batch.records) != 1:
+        raise CorruptRecordError(
+            f"control batch at offset {header.base_offset} holds {len(batch.records)} records, not 1"
+        )
+    control_type, coordinator_epoch = parse_control_record(batch.records[0])
+    return EndTxnMarker(control_type, coordinator_epoch)

@@ -24,8 +24,10 @@ from broker_core.storage.log_manager import LogManager
 from broker_core.storage.log_validator import AppendInfo
 from broker_core.storage.segment import SegmentInfo
 from broker_core.storage.time_index import TimestampOffset
+from broker_core.storage.txn_index import AbortedTxn
 
 __all__ = [
+    "AbortedTxn",
     "AppendInfo",
     "AppendTooLargeError",
     "CorruptCheckpointError",

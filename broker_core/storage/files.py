@@ -10,6 +10,7 @@ Layout of one log dir (Kafka's)::
             00000000000000000000.log         record batches as on the wire
             00000000000000000000.index       sparse offset -> position
             00000000000000000000.timeindex   sparse timestamp -> offset
+            00000000000000000000.txnindex    aborted transactions (only once one aborts)
         <topic>-<partition>.<id>-delete/      a deleted partition awaiting removal
 
 A segment file being deleted carries an extra ``.deleted`` suffix; compaction

@@ -19,6 +19,11 @@ Loading runs before the log serves anything, in this order:
 4. Other segments are trusted: their indexes are checked against the log and
    rebuilt (without CRC work) when they do not fit.
 
+Aborted-transaction indexes are checked for every segment before that: a
+torn last entry is cut off; a file with an entry that does not parse is
+discarded and ``txn_index_lost_from`` tells the partition to rebuild the
+entries from the log. Recovery drops entries past a segment's new end.
+
 The result is the longest valid prefix of what was written. Afterwards the
 recovered data is fsynced and the recovery point is the log end offset.
 """
@@ -38,6 +43,7 @@ from broker_core.storage.errors import CorruptIndexError, LogDirError
 from broker_core.storage.files import FileKind, FileState, parse_segment_file_name, segment_paths
 from broker_core.storage.segment import LogSegment
 from broker_core.storage.segments import LogSegments
+from broker_core.storage.txn_index import CorruptTxnIndexError
 
 _log = logging.getLogger(__name__)
 
@@ -54,6 +60,7 @@ class LoadedLog:
     next_offset: int
     truncated_bytes: int = 0
     recovered_segments: int = 0
+    txn_index_lost_from: int | None = None
 
 
 def load_log(
@@ -91,6 +98,8 @@ def _load(
         segments.add(_open_segment(directory, base_offset, config, now_ms))
 
     loaded = LoadedLog(segments, 0, 0, 0)
+    for segment in segments:
+        _check_txn_index(segment, loaded)
     if len(segments) == 0:
         start = log_start_offset if log_start_offset is not None else 0
         segments.add(_open_segment(directory, start, config, now_ms))
@@ -160,6 +169,16 @@ def _recover_segments(
         else:
             _load_trusted(segment, previous_next)
         previous_next = segment.next_offset
+
+
+def _check_txn_index(segment: LogSegment, loaded: LoadedLog) -> None:
+    try:
+        segment.txn_index.sanity_check()
+    except CorruptTxnIndexError as exc:
+        _log.error("discarding %s; its entries will be rebuilt from the log: %s", exc.path, exc.reason)
+        segment.txn_index.reset()
+        if loaded.txn_index_lost_from is None:
+            loaded.txn_index_lost_from = segment.base_offset
 
 
 def _ends(segments: LogSegments) -> tuple[LogSegment, LogSegment]:

@@ -16,6 +16,10 @@ and advances the recovery point; the ``flush.messages`` policy flushes inline,
 ``flush_rolled_segments``, which the log manager's scheduler calls, so the
 append path never waits on a whole segment's fsync. After a crash the loader
 re-validates everything above the recovery point.
+
+Aborted transactions: each segment keeps the aborted-transaction index of
+the markers it holds (``append_aborted_txn``); read_committed fetches ask
+``collect_aborted_transactions`` which aborts overlap the data they return.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from broker_core.storage.retention import (
 from broker_core.storage.segment import INT32_MAX, LogSegment, SegmentInfo
 from broker_core.storage.segments import LogSegments
 from broker_core.storage.time_index import TimestampOffset
+from broker_core.storage.txn_index import AbortedTxn
 
 Clock = Callable[[], int]
 
@@ -61,6 +66,7 @@ class Log:
         self._log_start_offset = loaded.log_start_offset
         self._next_offset = loaded.next_offset
         self._recovery_point = loaded.recovery_point
+        self._txn_index_lost_from = loaded.txn_index_lost_from
         self._last_flush_ms = clock()
         self._pending = PendingDeletes()
         self._dir_dirty = False
@@ -115,6 +121,12 @@ class Log:
     def recovery_point(self) -> int:
         """Offset below which every batch is fsynced."""
         return self._recovery_point
+
+    @property
+    def txn_index_lost_from(self) -> int | None:
+        """Base offset of the first segment whose aborted-transaction index was
+        discarded as corrupt when the log was loaded (None when none was)."""
+        return self._txn_index_lost_from
 
     @property
     def unflushed_messages(self) -> int:
@@ -280,6 +292,52 @@ class Log:
     def _empty_slice(self, offset: int) -> FetchSlice:
         active = self.active_segment
         return FetchSlice(active.file, active.size, 0, offset, offset - 1, active.base_offset)
+
+    # ------------------------------------------------- aborted transactions
+
+    def append_aborted_txn(self, txn: AbortedTxn) -> None:
+        """Index an aborted transaction in the segment holding its marker (``txn.last_offset``).
+
+        Entries must arrive in marker order; the index is flushed with its segment.
+        """
+        self._check_open()
+        segment = self._segments.floor(txn.last_offset)
+        if segment is None or txn.last_offset >= self._next_offset:
+            raise OffsetOutOfRangeError(
+                txn.last_offset, self._log_start_offset, self._next_offset, what="abort marker offset"
+            )
+        segment.append_aborted_txn(txn)
+
+    def collect_aborted_transactions(self, start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        """Aborted transactions a fetch of ``start_offset`` up to ``upper_bound_offset`` overlaps.
+
+        Those whose marker is at or above ``start_offset`` and whose first
+        offset is below ``upper_bound_offset``, in marker order. The search
+        starts at the segment holding ``start_offset`` and walks later ones
+        (a transaction may be aborted segments after it began) until an
+        entry shows that every transaction begun below the bound had ended.
+        """
+        self._check_open()
+        found: list[AbortedTxn] = []
+        for segment in self._segments.from_offset(start_offset):
+            result = segment.collect_aborted_txns(start_offset, upper_bound_offset)
+            found.extend(result.aborted)
+            if result.is_complete:
+                break
+        return found
+
+    def truncate_aborted_txns_from(self, offset: int) -> int:
+        """Drop the index entries of markers at or above ``offset``; return how many went.
+
+        The partition calls this before replaying the log from ``offset`` into
+        its producer state, which appends the entries again.
+        """
+        self._check_open()
+        return sum(segment.txn_index.truncate_to(offset) for segment in self._segments.from_offset(offset))
+
+    def forget_lost_txn_index(self) -> None:
+        """Note that the entries of a discarded aborted-transaction index were rebuilt."""
+        self._txn_index_lost_from = None
 
     def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:
         """The first batch at or after the log start whose maxTimestamp is >= ``timestamp``.

@@ -28,15 +28,27 @@ Rules (those of Kafka's ProducerStateManager, checked on the batch header only):
   (KIP-360). Within one staged request its later batches must still follow on.
 * Transactions: a non-transactional batch from a producer with an open
   transaction is refused with ``InvalidTxnStateError``. A control batch (a
-  commit or abort marker) closes the transaction.
+  commit or abort marker) closes the transaction; ``complete_append``
+  reports the transaction it closed as a ``CompletedTxn`` (none when the
+  producer had no open transaction here: the coordinator writes a marker to
+  every partition of the transaction, written to or not). A marker whose
+  coordinator epoch is below the last one seen for the producer is refused
+  with ``TransactionCoordinatorFencedError``.
 
-``is_from_client=True`` means full validation: client produce requests, and
-markers written on behalf of the transaction coordinator (control batches are
-epoch-checked only; they carry no sequence). ``is_from_client=False`` is for
-batches copied from the leader's log or replayed at recovery: sequences are
-not checked, no duplicates are looked for, and a lower epoch is logged rather
-than refused, because the leader's log is the truth a follower must mirror.
-Refusing client-written control batches is the produce path's job.
+Where a batch comes from decides how much is checked (``AppendOrigin``):
+
+* ``CLIENT``: a produce request. Every rule above.
+* ``COORDINATOR``: written by the broker for a coordinator: transaction
+  markers, transactional offset commits. Epochs and transaction state are
+  checked; these batches carry no sequence, so sequences are not checked and
+  no duplicate is looked for.
+* ``REPLICATION``: copied from the leader's log, or replayed at recovery.
+  Sequences are not checked, no duplicates are looked for, and a lower
+  producer or coordinator epoch is logged rather than refused, because the
+  leader's log is the truth a follower must mirror.
+
+Control batches are prepared with their decoded marker (``EndTxnMarker``);
+refusing client-written control batches is the produce path's job.
 
 Not thread-safe: a partition has one writer, which holds the log's lock.
 """
@@ -45,6 +57,7 @@ from __future__ import annotations
 
 import logging
 import os
+import enum
 import re
 import struct
 from dataclasses import dataclass, replace
@@ -55,6 +68,7 @@ from typing import Callable, ClassVar, Iterable, Mapping
 from crc32c import crc32c
 
 from broker_core.records.batch import NO_PRODUCER_EPOCH, NO_SEQUENCE, NO_TIMESTAMP, BatchHeader
+from broker_core.records.control import ControlType
 
 logger = logging.getLogger(__name__)
 
@@ -104,6 +118,13 @@ class InvalidTxnStateError(ProducerStateError):
     error_code = 48
 
 
+class TransactionCoordinatorFencedError(ProducerStateError):
+    """A marker from a coordinator older than one that already wrote for the
+    producer (TRANSACTION_COORDINATOR_FENCED)."""
+
+    error_code = 52
+
+
 class UnknownProducerIdError(ProducerStateError):
     """The broker holds no state for the producer (UNKNOWN_PRODUCER_ID).
 
@@ -126,6 +147,41 @@ class CorruptSnapshotError(Exception):
 
 
 # -- state -------------------------------------------------------------------
+
+
+class AppendOrigin(enum.Enum):
+    """Who wrote a batch, which decides the checks it gets (see the module docstring)."""
+
+    CLIENT = "client"
+    COORDINATOR = "coordinator"
+    REPLICATION = "replication"
+
+    @staticmethod
+    def of(is_from_client: bool) -> AppendOrigin:
+        """The origin the older ``is_from_client`` flag meant."""
+        return AppendOrigin.CLIENT if is_from_client else AppendOrigin.REPLICATION
+
+
+@dataclass(frozen=True, slots=True)
+class EndTxnMarker:
+    """The record of a control batch: commit or abort, and the coordinator's epoch."""
+
+    control_type: ControlType
+    coordinator_epoch: int
+
+    @property
+    def is_abort(self) -> bool:
+        return self.control_type is ControlType.ABORT
+
+
+@dataclass(frozen=True, slots=True)
+class CompletedTxn:
+    """A transaction a marker closed: its data began at ``first_offset``, the marker is at ``last_offset``."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    is_aborted: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +244,7 @@ class ProducerAppendInfo:
     last_offset_delta: int
     is_transactional: bool
     is_control: bool
+    marker: EndTxnMarker | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,19 +267,28 @@ class _ProducerView:
     epoch: int
     last_seq: int
     in_transaction: bool
+    coordinator_epoch: int = NO_COORDINATOR_EPOCH
 
     @staticmethod
     def of(entry: ProducerStateEntry | None) -> _ProducerView:
         if entry is None:
             return _ProducerView(NO_PRODUCER_EPOCH, NO_SEQUENCE, False)
-        return _ProducerView(entry.producer_epoch, entry.last_seq, entry.current_txn_first_offset is not None)
+        return _ProducerView(
+            entry.producer_epoch,
+            entry.last_seq,
+            entry.current_txn_first_offset is not None,
+            entry.coordinator_epoch,
+        )
 
     def after(self, info: ProducerAppendInfo) -> _ProducerView:
         """The view once ``info`` is applied; mirrors ``_apply``."""
         if info.is_control:
             last_seq = self.last_seq if info.producer_epoch == self.epoch else NO_SEQUENCE
-            return _ProducerView(info.producer_epoch, last_seq, False)
-        return _ProducerView(info.producer_epoch, info.last_seq, self.in_transaction or info.is_transactional)
+            coordinator_epoch = info.marker.coordinator_epoch if info.marker is not None else self.coordinator_epoch
+            return _ProducerView(info.producer_epoch, last_seq, False, coordinator_epoch)
+        return _ProducerView(
+            info.producer_epoch, info.last_seq, self.in_transaction or info.is_transactional, self.coordinator_epoch
+        )
 
 
 def _in_sequence(last_seq: int, next_seq: int) -> bool:
@@ -239,6 +305,7 @@ def _apply(
             entry,
             producer_epoch=info.producer_epoch,
             batches=batches,
+            coordinator_epoch=info.marker.coordinator_epoch if info.marker is not None else entry.coordinator_epoch,
             current_txn_first_offset=None,
             last_timestamp=timestamp,
         )
@@ -267,18 +334,30 @@ class ProducerAppendStaging:
     per request, so this matters only for malformed requests.)
     """
 
-    def __init__(self, committed: Mapping[int, ProducerStateEntry], *, is_from_client: bool) -> None:
+    def __init__(self, committed: Mapping[int, ProducerStateEntry], *, origin: AppendOrigin) -> None:
         self._committed = committed
-        self._is_from_client = is_from_client
+        self._origin = origin
         self._staged: dict[int, _ProducerView] = {}
 
-    def prepare(self, header: BatchHeader) -> ProducerAppendInfo | DuplicateBatch:
-        """Check one batch; raise a ``ProducerStateError`` or return what to apply."""
+    @property
+    def origin(self) -> AppendOrigin:
+        return self._origin
+
+    def prepare(self, header: BatchHeader, marker: EndTxnMarker | None = None) -> ProducerAppendInfo | DuplicateBatch:
+        """Check one batch; raise a ``ProducerStateError`` or return what to apply.
+
+        A control batch needs its decoded ``marker``; other batches take none.
+        """
         pid = header.producer_id
         if not header.has_producer_id:
             raise ValueError(f"batch at offset {header.base_offset} has no producer id, so no producer state")
+        if header.is_control != (marker is not None):
+            raise ValueError(
+                f"batch at offset {header.base_offset}: a marker goes with control batches, and only with them"
+            )
         committed = self._committed.get(pid)
-        if self._is_from_client and not header.is_control and committed is not None and pid not in self._staged:
+        from_client = self._origin is AppendOrigin.CLIENT
+        if from_client and not header.is_control and committed is not None and pid not in self._staged:
             original = committed.find_duplicate(header.producer_epoch, header.base_sequence, header.last_sequence)
             if original is not None:
                 return DuplicateBatch(
@@ -292,8 +371,10 @@ class ProducerAppendStaging:
                 )
         view = self._staged[pid] if pid in self._staged else _ProducerView.of(committed)
         self._check_epoch(view, header)
-        if not header.is_control:
-            if self._is_from_client:
+        if marker is not None:
+            self._check_coordinator_epoch(view, header, marker)
+        else:
+            if from_client:
                 self._check_sequence(view, header)
             if view.in_transaction and not header.is_transactional:
                 raise InvalidTxnStateError(
@@ -308,6 +389,7 @@ class ProducerAppendStaging:
             last_offset_delta=header.last_offset_delta,
             is_transactional=header.is_transactional,
             is_control=header.is_control,
+            marker=marker,
         )
         self._staged[pid] = view.after(info)
         return info
@@ -319,10 +401,22 @@ class ProducerAppendStaging:
             f"producer {header.producer_id} wrote epoch {header.producer_epoch} at offset "
             f"{header.base_offset}, older than its current epoch {view.epoch}"
         )
-        if not self._is_from_client:
+        if self._origin is AppendOrigin.REPLICATION:
             logger.warning("%s; accepted because it comes from the leader's log", message)
             return
         raise InvalidProducerEpochError(message)
+
+    def _check_coordinator_epoch(self, view: _ProducerView, header: BatchHeader, marker: EndTxnMarker) -> None:
+        if marker.coordinator_epoch >= view.coordinator_epoch:
+            return
+        message = (
+            f"marker for producer {header.producer_id} at offset {header.base_offset} carries coordinator "
+            f"epoch {marker.coordinator_epoch}, older than {view.coordinator_epoch}"
+        )
+        if self._origin is AppendOrigin.REPLICATION:
+            logger.info("%s; accepted because it comes from the leader's log", message)
+            return
+        raise TransactionCoordinatorFencedError(message)
 
     @staticmethod
     def _check_sequence(view: _ProducerView, header: BatchHeader) -> None:
@@ -498,25 +592,39 @@ class ProducerStateManager:
 
     # -- appending
 
-    def stage_append(self, *, is_from_client: bool = True) -> ProducerAppendStaging:
-        """Start validating the batches of one append (see ``ProducerAppendStaging``)."""
-        return ProducerAppendStaging(self._producers, is_from_client=is_from_client)
+    def stage_append(
+        self, *, origin: AppendOrigin = AppendOrigin.CLIENT, is_from_client: bool | None = None
+    ) -> ProducerAppendStaging:
+        """Start validating the batches of one append (see ``ProducerAppendStaging``).
+
+        ``is_from_client`` is the older spelling of ``origin`` (True: CLIENT,
+        False: REPLICATION) and wins when given.
+        """
+        if is_from_client is not None:
+            origin = AppendOrigin.of(is_from_client)
+        return ProducerAppendStaging(self._producers, origin=origin)
 
     def prepare_append(
-        self, header: BatchHeader, *, is_from_client: bool = True
+        self,
+        header: BatchHeader,
+        marker: EndTxnMarker | None = None,
+        *,
+        origin: AppendOrigin = AppendOrigin.CLIENT,
+        is_from_client: bool | None = None,
     ) -> ProducerAppendInfo | DuplicateBatch:
         """Validate a single-batch append against committed state."""
-        return self.stage_append(is_from_client=is_from_client).prepare(header)
+        return self.stage_append(origin=origin, is_from_client=is_from_client).prepare(header, marker)
 
     def complete_append(
         self, info: ProducerAppendInfo, first_offset: int, last_offset: int, append_timestamp: int
-    ) -> None:
+    ) -> CompletedTxn | None:
         """Record a prepared batch once the log holds it at ``first_offset..last_offset``.
 
         ``append_timestamp`` is the time that ages the producer towards
         expiry and is returned to retries: the broker's append time, or the
         batch's max timestamp on replay. Batches must be completed in the
-        order they were prepared.
+        order they were prepared. A marker returns the transaction it closed,
+        or None when the producer had none open here.
         """
         if last_offset - first_offset != info.last_offset_delta:
             raise ValueError(
@@ -531,27 +639,43 @@ class ProducerStateManager:
         entry = self._producers.get(info.producer_id)
         if entry is None:
             entry = ProducerStateEntry(info.producer_id)
+        completed = None
+        if info.marker is not None and entry.current_txn_first_offset is not None:
+            completed = CompletedTxn(
+                info.producer_id, entry.current_txn_first_offset, last_offset, info.marker.is_abort
+            )
         self._producers[info.producer_id] = _apply(entry, info, first_offset, last_offset, append_timestamp)
         self._map_end_offset = last_offset + 1
+        return completed
 
     def update_map_end_offset(self, offset: int) -> None:
         """Note that the log reached ``offset`` through batches without producer ids."""
         self._map_end_offset = max(self._map_end_offset, offset)
 
-    def rebuild_from(self, batches: Iterable[BatchHeader]) -> None:
-        """Replay batch headers in log order through the normal append path.
+    def rebuild_from(
+        self,
+        batches: Iterable[tuple[BatchHeader, EndTxnMarker | None]],
+        *,
+        on_completed: Callable[[CompletedTxn], None] | None = None,
+    ) -> None:
+        """Replay batches in log order through the normal append path.
 
-        Batches ending below ``map_end_offset`` are already reflected and are
-        skipped, so callers may pass whole segments.
+        Each batch is its header and, for a control batch, its decoded
+        marker. Batches ending below ``map_end_offset`` are already reflected
+        and are skipped, so callers may pass whole segments.
+        ``on_completed`` sees each transaction a replayed marker closes, right
+        after the marker is applied.
         """
-        for header in batches:
+        for header, marker in batches:
             if header.last_offset < self._map_end_offset:
                 continue
             if header.has_producer_id:
-                info = self.prepare_append(header, is_from_client=False)
+                info = self.prepare_append(header, marker, origin=AppendOrigin.REPLICATION)
                 if not isinstance(info, ProducerAppendInfo):  # replay never looks for duplicates
                     raise RuntimeError(f"replay of offset {header.base_offset} returned {info!r}")
-                self.complete_append(info, header.base_offset, header.last_offset, header.max_timestamp)
+                completed = self.complete_append(info, header.base_offset, header.last_offset, header.max_timestamp)
+                if completed is not None and on_completed is not None:
+                    on_completed(completed)
             self.update_map_end_offset(header.next_offset)
 
     def remove_expired_producers(self, now: int) -> None:
@@ -633,6 +757,11 @@ class ProducerStateManager:
         if log_end_offset != self._map_end_offset:
             return self.load(log_start_offset, log_end_offset)
         return log_end_offset
+
+    def forget_state(self, map_end_offset: int) -> None:
+        """Drop the in-memory state (snapshots stay) so a replay can start at ``map_end_offset``."""
+        self._producers.clear()
+        self._map_end_offset = map_end_offset
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Forget every producer and snapshot; the log now starts empty at ``offset``."""

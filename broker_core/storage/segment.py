@@ -1,4 +1,5 @@
-"""One segment of a partition's log: a ``.log`` file and its two indexes.
+"""One segment of a partition's log: a ``.log`` file, its two indexes and the
+aborted-transaction index.
 
 The ``.log`` holds record batches exactly as they travel on the wire, back to
 back, with strictly increasing offsets, the first at or above the segment's
@@ -14,7 +15,10 @@ on the same file and see every completed append.
 Crash behaviour: the ``.log`` is the truth. Appends write the bytes first and
 index them afterwards; ``recover`` re-validates batches from the start of the
 segment and rebuilds both indexes, truncating at the first batch that is torn,
-fails its CRC, or breaks offset order.
+fails its CRC, or breaks offset order. The aborted-transaction index cannot be
+rebuilt from the segment alone (it needs producer state); recovery and
+truncation only drop its entries past the new end, and the partition re-adds
+what its producer-state replay finds.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from broker_core.storage.errors import CorruptIndexError
 from broker_core.storage.files import FileState, SegmentPaths, segment_paths
 from broker_core.storage.offset_index import OffsetIndex
 from broker_core.storage.time_index import TimeIndex, TimestampOffset
+from broker_core.storage.txn_index import AbortedTxn, TransactionIndex, TxnIndexSearchResult
 
 INT32_MAX = (1 << 31) - 1
 _RECOVERY_WINDOW = 1 << 20
@@ -99,6 +104,7 @@ class LogSegment:
         )
         self.offset_index = self._open_index(OffsetIndex, self._paths.index, max_index_size)
         self.time_index = self._open_index(TimeIndex, self._paths.time_index, max_index_size)
+        self.txn_index = TransactionIndex(self._paths.txn_index, base_offset)
         self._next_offset = base_offset
         self._max_timestamp = NO_TIMESTAMP
         self._offset_of_max_timestamp = -1
@@ -324,6 +330,19 @@ class LogSegment:
                 return TimestampOffset(header.max_timestamp, max(header.base_offset, start_offset))
         return None
 
+    # ------------------------------------------------- aborted transactions
+
+    def append_aborted_txn(self, txn: AbortedTxn) -> None:
+        """Index an aborted transaction whose marker is in this segment."""
+        if not self.base_offset <= txn.last_offset < self._next_offset:
+            raise ValueError(
+                f"abort marker at {txn.last_offset} is not in segment {self.base_offset}..{self._next_offset - 1}"
+            )
+        self.txn_index.append(txn)
+
+    def collect_aborted_txns(self, fetch_offset: int, upper_bound_offset: int) -> TxnIndexSearchResult:
+        return self.txn_index.collect_aborted(fetch_offset, upper_bound_offset)
+
     # -------------------------------------------------------------- loading
 
     def load(self) -> None:
@@ -413,6 +432,7 @@ class LogSegment:
         if truncated:
             os.ftruncate(self._fd, position)
             self._size = position
+        self.txn_index.truncate_to(self._next_offset)
         self._roll_base_ms = self._loaded_roll_base()
         return truncated
 
@@ -456,6 +476,7 @@ class LogSegment:
         self._next_offset = max(self.base_offset, min(header.base_offset, offset))
         self.offset_index.truncate_to_position(position)
         self.time_index.truncate_to(self._next_offset)
+        self.txn_index.truncate_to(self._next_offset)
         self._bytes_since_index_entry = 0
         if position == 0:
             self._roll_base_ms = None
@@ -468,10 +489,11 @@ class LogSegment:
     # ------------------------------------------------------------ lifecycle
 
     def flush(self) -> None:
-        """fsync the log and both indexes."""
+        """fsync the log and its indexes."""
         os.fsync(self._fd)
         self.offset_index.flush()
         self.time_index.flush()
+        self.txn_index.flush()
 
     def rename_to(self, state: FileState) -> None:
         """Rename every file of the segment into ``state``; open handles stay valid."""
@@ -479,8 +501,7 @@ class LogSegment:
         os.replace(self._paths.log, target.log)
         self.offset_index.rename(target.index)
         self.time_index.rename(target.time_index)
-        if self._paths.txn_index.exists():
-            os.replace(self._paths.txn_index, target.txn_index)
+        self.txn_index.rename(target.txn_index)
         self._paths = target
         self._state = state
 
@@ -501,6 +522,7 @@ class LogSegment:
             self.on_become_inactive()
         self.offset_index.release()
         self.time_index.release()
+        self.txn_index.close()
         self._file.close()
         self._closed = True
 
@@ -508,6 +530,7 @@ class LogSegment:
         """Close the files without touching them on disk."""
         self.offset_index.release()
         self.time_index.release()
+        self.txn_index.close()
         if not self._closed:
             self._file.close()
             self._closed = True

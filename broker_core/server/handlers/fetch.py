@@ -1,5 +1,12 @@
 """Fetch: file ranges of whole batches below the high watermark (or the LSO).
 
+Under read_committed (``isolation_level`` 1) data stops at the last stable
+offset and each partition lists the aborted transactions (producer id,
+first offset) its data overlaps, which the consumer uses to drop their
+records; under read_uncommitted that list is null, as Kafka sends it. A
+fetch parked because nothing is below the LSO is woken by the append
+notification a transaction marker sends, like any produce.
+
 Fetch sessions are declined (session id 0), so every request names all its
 partitions. When less than ``min_bytes`` is available the request waits in
 the purgatory until an append to one of its partitions or ``max_wait_ms``.
@@ -20,6 +27,7 @@ from broker_core.server.context import BrokerContext
 from broker_core.server.errors import error_code_for
 from broker_core.server.handlers.partition_lookup import check_leader_epoch, leader_partition
 from broker_core.storage.errors import OffsetOutOfRangeError
+from broker_core.storage.txn_index import AbortedTxn
 
 R = FetchResponse
 # Slices below this size are copied into the response; larger ones are sent with sendfile.
@@ -102,10 +110,16 @@ def _read_partition(
         high_watermark=read.high_watermark,
         last_stable_offset=read.last_stable_offset,
         log_start_offset=read.log_start_offset,
-        aborted_transactions=[] if isolation_level == READ_COMMITTED else None,
+        aborted_transactions=_aborted(read.aborted_transactions, isolation_level),
         records=records,
     )
     return data, fetched.size
+
+
+def _aborted(aborted: list[AbortedTxn] | None, isolation_level: int) -> list[Any] | None:
+    if isolation_level != READ_COMMITTED:
+        return None
+    return [R.AbortedTransaction(producer_id=txn.producer_id, first_offset=txn.first_offset) for txn in aborted or ()]
 
 
 def _error(index: int, code: ErrorCode, log_start: int = -1, high_watermark: int = -1) -> Any:

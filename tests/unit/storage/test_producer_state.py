@@ -11,18 +11,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from broker_core.records.batch import CONTROL_MASK, NO_SEQUENCE, TRANSACTIONAL_MASK, BatchHeader
+from broker_core.records.control import ControlType
 from broker_core.storage.producer_state import (
     NUM_BATCHES_TO_RETAIN,
     SNAPSHOT_VERSION,
+    AppendOrigin,
     BatchMetadata,
+    CompletedTxn,
     CorruptSnapshotError,
     DuplicateBatch,
+    EndTxnMarker,
     InvalidProducerEpochError,
     InvalidTxnStateError,
     OutOfOrderSequenceError,
     ProducerAppendInfo,
     ProducerStateEntry,
     ProducerStateManager,
+    TransactionCoordinatorFencedError,
     UnknownProducerIdError,
     _ProducerView,
     decode_snapshot,
@@ -31,6 +36,8 @@ from broker_core.storage.producer_state import (
 )
 
 MAX_SEQ = 2**31 - 1
+COMMIT = EndTxnMarker(ControlType.COMMIT, 0)
+ABORT = EndTxnMarker(ControlType.ABORT, 0)
 EXPIRATION_MS = 1_000_000
 NOW = 10_000_000
 
@@ -80,17 +87,22 @@ class Harness:
         self.dir = directory
         self.state = ProducerStateManager(directory, clock=self.clock, max_producer_id_expiration_ms=EXPIRATION_MS)
         self.log_end = 0
-        self.log: list[BatchHeader] = []
+        self.completed: CompletedTxn | None = None
+        self.log: list[tuple[BatchHeader, EndTxnMarker | None]] = []
 
     def reopen(self) -> ProducerStateManager:
         return ProducerStateManager(self.dir, clock=self.clock, max_producer_id_expiration_ms=EXPIRATION_MS)
 
-    def append(self, **kwargs) -> ProducerAppendInfo | DuplicateBatch:
+    def append(
+        self, *, marker: EndTxnMarker | None = None, origin: AppendOrigin = AppendOrigin.CLIENT, **kwargs
+    ) -> ProducerAppendInfo | DuplicateBatch:
         header = batch(offset=self.log_end, timestamp=self.clock.now, **kwargs)
-        result = self.state.prepare_append(header)
+        if header.is_control and marker is None:
+            marker = COMMIT
+        result = self.state.prepare_append(header, marker, origin=origin)
         if isinstance(result, ProducerAppendInfo):
-            self.state.complete_append(result, header.base_offset, header.last_offset, self.clock.now)
-            self.log.append(header)
+            self.completed = self.state.complete_append(result, header.base_offset, header.last_offset, self.clock.now)
+            self.log.append((header, marker))
             self.log_end = header.next_offset
         return result
 
@@ -373,6 +385,124 @@ def test_no_transaction_is_open_without_transactional_batches(h):
     assert h.state.first_unstable_offset() is None
 
 
+# -- origins and completed transactions -------------------------------------------
+
+
+def test_coordinator_origin_checks_no_sequence(h):
+    h.append(seq=0, transactional=True)
+    info = h.append(seq=NO_SEQUENCE, transactional=True, origin=AppendOrigin.COORDINATOR)
+    assert isinstance(info, ProducerAppendInfo)
+
+
+def test_coordinator_origin_never_answers_with_a_duplicate(h):
+    h.append(seq=0, count=2)
+    assert isinstance(h.append(seq=0, count=2, origin=AppendOrigin.COORDINATOR), ProducerAppendInfo)
+
+
+def test_coordinator_origin_refuses_a_stale_epoch(h):
+    h.append(epoch=3, seq=0)
+    with pytest.raises(InvalidProducerEpochError):
+        h.append(epoch=2, seq=NO_SEQUENCE, transactional=True, origin=AppendOrigin.COORDINATOR)
+
+
+def test_coordinator_origin_checks_the_transaction_state(h):
+    h.append(seq=0, transactional=True)
+    with pytest.raises(InvalidTxnStateError):
+        h.append(seq=NO_SEQUENCE, origin=AppendOrigin.COORDINATOR)
+
+
+def test_replication_origin_accepts_a_stale_epoch(h):
+    h.append(epoch=3, seq=0)
+    assert isinstance(h.append(epoch=2, seq=9, origin=AppendOrigin.REPLICATION), ProducerAppendInfo)
+
+
+@pytest.mark.parametrize("flag, origin", [(True, AppendOrigin.CLIENT), (False, AppendOrigin.REPLICATION)])
+def test_is_from_client_flag_names_an_origin(h, flag, origin):
+    assert h.state.stage_append(is_from_client=flag).origin is origin
+
+
+def test_abort_marker_reports_the_transaction_it_closed(h):
+    h.append(pid=1, seq=0)
+    h.append(pid=1, seq=1, count=3, transactional=True)
+    h.append(pid=1, seq=4, transactional=True)
+    h.append(pid=1, control=True, seq=NO_SEQUENCE, marker=ABORT)
+    assert h.completed == CompletedTxn(producer_id=1, first_offset=1, last_offset=5, is_aborted=True)
+
+
+def test_commit_marker_reports_a_committed_transaction(h):
+    h.append(seq=0, transactional=True)
+    h.append(control=True, seq=NO_SEQUENCE, marker=COMMIT)
+    assert h.completed == CompletedTxn(producer_id=1, first_offset=0, last_offset=1, is_aborted=False)
+
+
+def test_marker_without_an_open_transaction_completes_nothing(h):
+    h.append(seq=0)
+    h.append(control=True, seq=NO_SEQUENCE, marker=ABORT)
+    assert h.completed is None
+    h.append(pid=9, control=True, seq=NO_SEQUENCE, marker=ABORT)
+    assert h.completed is None
+    assert h.state.last_entry(9).producer_epoch == 0
+
+
+def test_data_batches_complete_nothing(h):
+    h.append(seq=0, transactional=True)
+    assert h.completed is None
+
+
+def test_marker_from_an_older_coordinator_epoch_is_fenced(h):
+    h.append(seq=0, transactional=True)
+    h.append(control=True, seq=NO_SEQUENCE, marker=EndTxnMarker(ControlType.COMMIT, 5))
+    h.append(seq=1, transactional=True)
+    with pytest.raises(TransactionCoordinatorFencedError) as refused:
+        h.append(control=True, seq=NO_SEQUENCE, marker=EndTxnMarker(ControlType.ABORT, 4))
+    assert refused.value.error_code == 52
+    assert h.state.first_unstable_offset() == 2
+
+
+def test_replicated_marker_from_an_older_coordinator_epoch_is_accepted(h):
+    h.append(control=True, seq=NO_SEQUENCE, marker=EndTxnMarker(ControlType.COMMIT, 5))
+    stale = EndTxnMarker(ControlType.COMMIT, 4)
+    assert isinstance(h.append(control=True, seq=NO_SEQUENCE, marker=stale, origin=AppendOrigin.REPLICATION),
+                      ProducerAppendInfo)
+
+
+def test_coordinator_epoch_of_the_last_marker_survives_a_snapshot(h):
+    h.append(control=True, seq=NO_SEQUENCE, marker=EndTxnMarker(ControlType.COMMIT, 7))
+    h.state.take_snapshot(h.log_end)
+    restored = h.reopen()
+    restored.load(0, h.log_end)
+    assert restored.last_entry(1).coordinator_epoch == 7
+
+
+def test_control_batch_needs_its_marker_and_data_batches_take_none(h):
+    with pytest.raises(ValueError):
+        h.state.prepare_append(batch(control=True, seq=NO_SEQUENCE))
+    with pytest.raises(ValueError):
+        h.state.prepare_append(batch(seq=0), ABORT)
+
+
+def test_replay_reports_each_transaction_a_marker_closes(h):
+    h.append(pid=1, seq=0, transactional=True)
+    h.append(pid=2, seq=0, transactional=True)
+    h.append(pid=1, control=True, seq=NO_SEQUENCE, marker=ABORT)
+    h.append(pid=2, control=True, seq=NO_SEQUENCE, marker=COMMIT)
+    h.append(pid=3, control=True, seq=NO_SEQUENCE, marker=ABORT)
+    restored = h.reopen()
+    restored.load(0, h.log_end)
+    seen: list[CompletedTxn] = []
+    restored.rebuild_from(h.log, on_completed=seen.append)
+    assert seen == [CompletedTxn(1, 0, 2, True), CompletedTxn(2, 1, 3, False)]
+
+
+def test_forget_state_drops_producers_but_keeps_snapshots(h):
+    h.append(seq=0)
+    h.state.take_snapshot(1)
+    h.state.forget_state(0)
+    assert h.state.active_producers() == {}
+    assert h.state.map_end_offset == 0
+    assert h.state.snapshot_offsets() == [1]
+
+
 # -- expiration ------------------------------------------------------------------
 
 
@@ -580,7 +710,7 @@ def test_truncate_and_reload_then_replay_rebuilds_the_truncated_state(h):
         if i == 1:
             h.state.take_snapshot(h.log_end)
     replay_from = h.state.truncate_and_reload(0, 4)
-    h.state.rebuild_from(x for x in h.log if replay_from <= x.base_offset < 4)
+    h.state.rebuild_from(x for x in h.log if replay_from <= x[0].base_offset < 4)
     assert h.state.last_entry(1).last_seq == 3
     assert h.state.map_end_offset == 4
 
@@ -603,7 +733,7 @@ def test_rebuild_skips_batches_already_in_the_snapshot_and_advances_past_others(
     no_pid = batch(pid=-1, epoch=-1, seq=NO_SEQUENCE, offset=2, count=3)
     restored = h.reopen()
     restored.load(0, 5)
-    restored.rebuild_from(h.log + [no_pid])
+    restored.rebuild_from(h.log + [(no_pid, None)])
     assert restored.last_entry(1).last_seq == 1
     assert restored.map_end_offset == 5
 
@@ -696,7 +826,9 @@ def test_staged_view_predicts_the_state_after_completion(tmp_path_factory, plan,
         )
         entry = h.state.last_entry(pid)
         try:
-            info = h.state.prepare_append(header, is_from_client=False)
+            info = h.state.prepare_append(
+                header, COMMIT if header.is_control else None, is_from_client=False
+            )
         except InvalidTxnStateError:
             continue
         h.state.complete_append(info, header.base_offset, header.last_offset, NOW)
