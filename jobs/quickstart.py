@@ -1,9 +1,11 @@
 """Spate's main job on the embedded single-broker default.
 
 Starts a broker inside this process, produces a stream of page-view events,
-aggregates them into per-minute page counts, writes the aggregates to a second
-topic and reads them back. Everything goes over the Kafka protocol through
-Spate's own client, as any other application would.
+then runs a Spark Structured Streaming query (``jobs/page_views.py``) that
+reads the events topic with ``format("spate")``, counts views per page and
+minute, and writes the counts to a second topic exactly once, in Kafka
+transactions. Finally it reads the counts back as a DataFrame, at
+read_committed, and prints them.
 
     python -m jobs.quickstart [--events 20000] [--data-dir ./spate-data/quickstart] [--keep-data]
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import sys
@@ -23,16 +26,18 @@ from typing import Sequence
 from rich.console import Console
 from rich.table import Table
 
-from broker_core.client import Admin, Consumer, NewTopic, Producer, TopicPartition
+from broker_core.client import Admin, NewTopic, Producer
 from broker_core.client.errors import KafkaError
 from broker_core.protocol.errors import ErrorCode
 from broker_core.server.embedded import EmbeddedBroker
+from jobs.page_views import start_query
 
 EVENTS_TOPIC = "page-views"
 COUNTS_TOPIC = "page-views-per-minute"
 PARTITIONS = 3
 PAGES = ("/", "/pricing", "/docs", "/blog", "/signup", "/login")
 WINDOW_MS = 60_000
+MICRO_BATCHES = 4
 
 
 def page_view_events(count: int, *, now_ms: int, rng: random.Random) -> list[tuple[bytes, bytes, int]]:
@@ -64,27 +69,40 @@ def produce(bootstrap: str, topic: str, records: Sequence[tuple[bytes, bytes, in
         producer.flush()
 
 
-def read_all(bootstrap: str, topic: str) -> list:
-    """Every record of ``topic`` from the beginning up to its current end."""
-    partitions = [TopicPartition(topic, p) for p in range(PARTITIONS)]
-    with Consumer(bootstrap, auto_offset_reset="earliest") as consumer:
-        consumer.assign(partitions)
-        end = consumer.end_offsets(partitions)
-        records = []
-        deadline = time.monotonic() + 60
-        while any(consumer.position(tp) < end[tp] for tp in partitions):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"could not read {topic} to its end within 60 s")
-            records.extend(consumer.poll(timeout_ms=500, max_records=10_000))
-        return records
+def spark_session():
+    """The active session (inside a Spark application or a test run), else a local one."""
+    from pyspark.sql import SparkSession
+
+    # Spark's Python workers must run this interpreter, whose environment holds pyspark and spate.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active, False
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("spate-quickstart")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    return session, True
 
 
-def count_per_minute(records: list) -> Counter:
-    counts: Counter = Counter()
-    for record in records:
-        event = json.loads(record.value)
-        counts[(event["ts"] // WINDOW_MS * WINDOW_MS, event["page"])] += 1
-    return counts
+def latest_counts(spark, bootstrap: str) -> list[dict]:
+    """The last committed count of every (minute, page), read back as a DataFrame."""
+    from pyspark.sql import functions as F
+
+    counts = (
+        spark.read.format("spate")
+        .option("bootstrap.servers", bootstrap)
+        .option("subscribe", COUNTS_TOPIC)
+        .option("isolation.level", "read_committed")
+        .load()
+        .groupBy("key")
+        .agg(F.max_by("value", F.struct("timestamp", "offset")).alias("value"))
+    )
+    return [json.loads(row.value) for row in counts.collect()]
 
 
 def run(data_dir: Path, events: int, console: Console) -> Counter:
@@ -97,15 +115,28 @@ def run(data_dir: Path, events: int, console: Console) -> Counter:
         produce(bootstrap, EVENTS_TOPIC, page_view_events(events, now_ms=now_ms, rng=random.Random(7)))
         console.print(f"produced {events:,} page views to [cyan]{EVENTS_TOPIC}[/]")
 
-        counts = count_per_minute(read_all(bootstrap, EVENTS_TOPIC))
-        aggregates = [
-            (f"{window}|{page}".encode(), json.dumps({"window_start": window, "page": page, "views": n}).encode(), window)
-            for (window, page), n in sorted(counts.items())
-        ]
-        produce(bootstrap, COUNTS_TOPIC, aggregates)
-        results = [json.loads(r.value) for r in read_all(bootstrap, COUNTS_TOPIC)]
+        spark, owned = spark_session()
+        try:
+            query = start_query(
+                spark,
+                bootstrap=bootstrap,
+                events_topic=EVENTS_TOPIC,
+                counts_topic=COUNTS_TOPIC,
+                checkpoint=str(data_dir / "checkpoints" / "page-views"),
+                available_now=True,
+                max_offsets_per_trigger=max(1, events // MICRO_BATCHES),
+            )
+            query.awaitTermination()
+            if query.exception() is not None:
+                raise RuntimeError(f"the streaming query failed: {query.exception()}")
+            console.print(f"Spark streaming query processed {EVENTS_TOPIC} in {len(query.recentProgress)} "
+                          f"micro-batch(es) into [cyan]{COUNTS_TOPIC}[/]")
+            results = latest_counts(spark, bootstrap)
+        finally:
+            if owned:
+                spark.stop()
     show(console, results, events, time.monotonic() - started)
-    return counts
+    return Counter({(r["window_start"], r["page"]): r["views"] for r in results})
 
 
 def show(console: Console, results: list[dict], events: int, seconds: float) -> None:

@@ -2,9 +2,13 @@
 
 Without a group the consumer reads assigned partitions (all of them, or
 ``--partition``), starting at the log end unless ``--from-beginning`` or
-``--offset`` says otherwise. It stops after ``--max-messages`` records, after
-``--timeout-ms`` without a new record, or on Ctrl-C; the number of records
-read goes to stderr.
+``--offset`` says otherwise. With ``--group G`` it joins consumer group G
+and reads the partitions the group gives it, starting at the group's
+committed offsets (``--from-beginning`` then only matters for partitions
+with none); it commits after printing each batch of records, so a record
+is printed at least once even if the command is killed. It stops after
+``--max-messages`` records, after ``--timeout-ms`` without a new record, or
+on Ctrl-C; the number of records read goes to stderr.
 
 ``--format json`` writes one object per record::
 
@@ -33,7 +37,7 @@ from broker_core.cli.common import (
     positive_int,
 )
 from broker_core.cli.errors import CliError
-from broker_core.client import Admin, Consumer, ConsumerRecord, TopicPartition
+from broker_core.client import Admin, CommitFailedError, Consumer, ConsumerRecord, TopicPartition
 
 POLL_INTERVAL_MS = 200
 
@@ -44,7 +48,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Print records of a topic as text or JSON lines until a limit, an idle timeout or Ctrl-C.",
     ))
     consume.add_argument("topic", metavar="TOPIC")
-    consume.add_argument("--from-beginning", action="store_true", help="start at the log start (default: log end)")
+    consume.add_argument("--from-beginning", action="store_true",
+                         help="start at the log start (default: log end; with --group, only where nothing is committed)")
+    consume.add_argument("--group", metavar="GROUP",
+                         help="join this consumer group, start at its committed offsets and commit after printing")
     consume.add_argument("--partition", type=non_negative_int, metavar="P", help="read only this partition")
     consume.add_argument("--offset", type=_start_offset, metavar="OFFSET",
                          help="earliest, latest or an offset to start at; needs --partition")
@@ -73,6 +80,9 @@ def run_consume(args: argparse.Namespace) -> int:
         raise CliError("--offset needs --partition", exit_code=2)
     if args.offset is not None and args.from_beginning:
         raise CliError("give --offset or --from-beginning, not both", exit_code=2)
+    if args.group is not None and (args.partition is not None or args.offset is not None):
+        raise CliError("--group reads the partitions the group assigns: leave out --partition and --offset",
+                       exit_code=2)
     write = _json_writer() if args.format == "json" else _text_writer(args.print_key, args.key_separator)
     count = 0
     with client_errors(args.bootstrap_server):
@@ -81,11 +91,14 @@ def run_consume(args: argparse.Namespace) -> int:
             args.bootstrap_server, isolation_level=args.isolation_level,
             auto_offset_reset="earliest" if args.from_beginning else "latest",
             default_api_timeout_ms=args.api_timeout_ms, request_timeout_ms=args.api_timeout_ms,
-            client_id="spate-cli",
+            client_id="spate-cli", group_id=args.group, enable_auto_commit=False,
         )
         try:
-            consumer.assign(partitions)
-            _position(consumer, partitions, args)
+            if args.group is None:
+                consumer.assign(partitions)
+                _position(consumer, partitions, args)
+            else:
+                consumer.subscribe([args.topic])
             idle_since = time.monotonic()
             while args.max_messages is None or count < args.max_messages:
                 wait_ms = POLL_INTERVAL_MS
@@ -103,6 +116,8 @@ def run_consume(args: argparse.Namespace) -> int:
                     write(record)
                 count += len(records)
                 sys.stdout.flush()
+                if args.group is not None:
+                    _commit_printed(consumer, records)
         except BrokenPipeError:
             # The reader went away (``| head``): stop quietly, as other command-line tools do.
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -112,6 +127,15 @@ def run_consume(args: argparse.Namespace) -> int:
             consumer.close()
     print(f"Processed a total of {count} messages", file=sys.stderr)
     return 0
+
+
+def _commit_printed(consumer: Consumer, records: list[ConsumerRecord]) -> None:
+    """Commit past what was printed; a record is never committed before it was shown."""
+    try:
+        consumer.commit({TopicPartition(r.topic, r.partition): r.offset + 1 for r in records})
+    except CommitFailedError as exc:
+        # The group rebalanced: these partitions' new owner prints from the last commit.
+        print(f"warning: {exc}", file=sys.stderr)
 
 
 def _partitions(args: argparse.Namespace) -> list[TopicPartition]:

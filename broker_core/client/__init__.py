@@ -14,6 +14,11 @@ brokers and to any other Kafka-compatible broker alike::
         consumer.assign([TopicPartition("orders", p) for p in range(3)])
         records = consumer.poll(timeout_ms=1000)
 
+Consumer groups (``Consumer(group_id=...).subscribe``, ``commit``,
+``committed``) and transactions (``Producer(transactional_id=...)``,
+``init_transactions``, ``begin_transaction``, ``send_offsets_to_transaction``,
+``commit_transaction``, ``abort_transaction``) follow Kafka's client API.
+
 This module is the public API; everything else in the package is internal.
 """
 
@@ -33,19 +38,26 @@ from broker_core.client.admin_types import (
     PartitionDescription,
     TopicDescription,
 )
+from broker_core.client.assignors import PartitionAssignor, RangeAssignor, RoundRobinAssignor
 from broker_core.client.consumer import Consumer
+from broker_core.client.consumer_coordinator import ConsumerGroupMetadata
 from broker_core.client.consumer_record import ConsumerRecord, FetchedBatch
 from broker_core.client.errors import (
     AdminError,
     BrokerUnavailableError,
     ClientClosedError,
     ClientError,
+    CommitFailedError,
     ErrorCode,
+    InvalidTxnStateError,
     KafkaError,
     KafkaTimeoutError,
     NetworkError,
     NoOffsetForPartitionError,
     OffsetOutOfRangeError,
+    ProducerFencedError,
+    TransactionAbortableError,
+    TransactionAbortedError,
     UnsupportedApiError,
 )
 from broker_core.client.list_offsets import EARLIEST, LATEST
@@ -67,18 +79,21 @@ __all__ = [
     "ClientClosedError",
     "ClientError",
     "ClusterDescription",
+    "CommitFailedError",
     "Compression",
     "ConfigEntry",
     "ConfigResource",
     "ConfigResourceType",
     "ConfigSource",
     "Consumer",
+    "ConsumerGroupMetadata",
     "ConsumerRecord",
     "DefaultPartitioner",
     "ErrorCode",
     "FetchedBatch",
     "GroupDescription",
     "GroupListing",
+    "InvalidTxnStateError",
     "KafkaError",
     "KafkaTimeoutError",
     "MemberDescription",
@@ -88,13 +103,19 @@ __all__ = [
     "OffsetAndMetadata",
     "OffsetAndTimestamp",
     "OffsetOutOfRangeError",
+    "PartitionAssignor",
     "PartitionDescription",
     "Partitioner",
     "Producer",
+    "ProducerFencedError",
+    "RangeAssignor",
     "RecordMetadata",
+    "RoundRobinAssignor",
     "TimestampType",
     "TopicDescription",
     "TopicPartition",
+    "TransactionAbortableError",
+    "TransactionAbortedError",
     "UnsupportedApiError",
     "murmur2",
     "partition_for_key",

@@ -1,4 +1,4 @@
-"""Spate's consumer: assign partitions, poll records or whole batches, move positions.
+"""Spate's consumer: assign or subscribe, poll records or whole batches, move and commit positions.
 
 ::
 
@@ -9,28 +9,56 @@
         for batch in consumer.poll_batches(timeout_ms=1000):   # columns, for Arrow
             batch.offsets, batch.values
 
+    with Consumer("127.0.0.1:9092", group_id="billing", enable_auto_commit=False) as consumer:
+        consumer.subscribe(["orders"], on_assign=print, on_revoke=print)
+        records = consumer.poll(timeout_ms=1000)
+        consumer.commit()                                      # the positions after those records
+
 Single-threaded: every call does its network work on the caller's thread,
 and a consumer must not be shared between threads. Options follow the Kafka
 consumer's names and defaults. ``poll`` returns at most ``max_records``
 records and waits at most ``timeout_ms`` when nothing is buffered; between
 polls the next fetch is already in flight.
 
-Consumer groups (``subscribe``, ``commit``, committed offsets) arrive with
-the group coordinator: they will feed the subscription state that
-``assign`` feeds today.
+With a ``group_id`` the consumer either joins the group (``subscribe``: the
+group divides the topics' partitions among its members and rebalances as
+members come and go, see ``consumer_coordinator.py``) or reads partitions
+it was given (``assign``) while still starting from, and committing to,
+the group's offsets. Positions start at the group's committed offsets,
+falling back to ``auto_offset_reset``. With ``enable_auto_commit`` (the
+default, as in Kafka) positions are committed every
+``auto_commit_interval_ms`` from ``poll``, before a rebalance and on
+``close``: records may then be delivered twice after a failure, never lost
+once processed before the next poll. Rebalance callbacks (``on_assign``,
+``on_revoke``) run inside ``poll``.
+
+With ``isolation_level="read_committed"`` records of aborted transactions
+are never returned and reads stop at the last stable offset; transaction
+markers are never returned at either level.
 """
 
 from __future__ import annotations
 
 import random
+import re
 import socket
 import time
+from concurrent.futures import Future
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from broker_core.client.admin_types import OffsetAndMetadata
+from broker_core.client.assignors import PartitionAssignor, resolve_assignors
 from broker_core.client.config import ClientConfig, parse_isolation_level
 from broker_core.client.connection import SocketFactory
+from broker_core.client.consumer_coordinator import (
+    ConsumerCoordinator,
+    ConsumerGroupMetadata,
+    GroupSettings,
+    RebalanceCallback,
+)
 from broker_core.client.consumer_record import ConsumerRecord, FetchedBatch
 from broker_core.client.errors import ClientClosedError, KafkaTimeoutError
+from broker_core.client.offset_commit import as_committed
 from broker_core.client.fetcher import Fetcher, FetchSettings
 from broker_core.client.list_offsets import EARLIEST, LATEST, list_offsets
 from broker_core.client.network_client import NetworkClient
@@ -61,6 +89,17 @@ class Consumer:
         connect_timeout_ms: int = 10_000,
         metadata_max_age_ms: int = 300_000,
         client_id: str = "spate-consumer",
+        group_id: str | None = None,
+        group_instance_id: str | None = None,
+        enable_auto_commit: bool = True,
+        auto_commit_interval_ms: int = 5_000,
+        session_timeout_ms: int = 45_000,
+        heartbeat_interval_ms: int = 3_000,
+        max_poll_interval_ms: int = 300_000,
+        partition_assignment_strategy: str | PartitionAssignor | Sequence[str | PartitionAssignor] = (
+            "range",
+            "roundrobin",
+        ),
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
         socket_factory: SocketFactory = socket.create_connection,
@@ -68,7 +107,11 @@ class Consumer:
         """Create a consumer (no connection is made until it is used).
 
         ``default_api_timeout_ms`` bounds the blocking calls (``position``,
-        ``beginning_offsets``, ...) that take no timeout of their own.
+        ``beginning_offsets``, ``commit``, ...) that take no timeout of their
+        own. The group options (``group_id`` and those after it) follow
+        Kafka's names and defaults; ``partition_assignment_strategy`` lists
+        assignors by preference (``"range"``, ``"roundrobin"``, or objects
+        with a ``name`` and an ``assign`` method).
         """
         if fetch_min_bytes < 0 or fetch_max_wait_ms < 0:
             raise ValueError("fetch_min_bytes and fetch_max_wait_ms must not be negative")
@@ -86,7 +129,9 @@ class Consumer:
             metadata_max_age_ms=metadata_max_age_ms,
         )
         self._network = NetworkClient(bootstrap_servers, config, clock=clock, rng=rng, socket_factory=socket_factory)
-        self._subscriptions = SubscriptionState(OffsetResetStrategy.parse(auto_offset_reset))
+        self._subscriptions = SubscriptionState(
+            OffsetResetStrategy.parse(auto_offset_reset), use_committed_offsets=group_id is not None
+        )
         self._fetcher = Fetcher(
             self._network,
             self._subscriptions,
@@ -100,7 +145,30 @@ class Consumer:
             ),
             clock,
         )
+        self._group_id = group_id
+        self._coordinator: ConsumerCoordinator | None = None
+        if group_id is not None:
+            settings = GroupSettings(
+                group_id=group_id,
+                group_instance_id=group_instance_id,
+                session_timeout_ms=session_timeout_ms,
+                max_poll_interval_ms=max_poll_interval_ms,
+                heartbeat_interval_ms=heartbeat_interval_ms,
+                enable_auto_commit=enable_auto_commit,
+                auto_commit_interval_ms=auto_commit_interval_ms,
+                assignors=tuple(resolve_assignors(partition_assignment_strategy)),
+            )
+            self._coordinator = ConsumerCoordinator(
+                self._network,
+                self._subscriptions,
+                settings,
+                on_assignment_changed=self._assignment_changed,
+                clock=clock,
+                rng=rng,
+                socket_factory=socket_factory,
+            )
         self._closed = False
+        self._closing = False
 
     # --- assignment -------------------------------------------------------------------------------
 
@@ -112,12 +180,62 @@ class Consumer:
         """
         self._check_open()
         self._subscriptions.assign(partitions)
-        self._fetcher.discard_unassigned()
-        self._network.metadata.set_topics(self._subscriptions.topics())
+        self._assignment_changed()
 
     def assignment(self) -> set[TopicPartition]:
         return self._subscriptions.assignment()
 
+    def subscribe(
+        self,
+        topics: str | Iterable[str] | re.Pattern[str],
+        *,
+        on_assign: RebalanceCallback | None = None,
+        on_revoke: RebalanceCallback | None = None,
+    ) -> None:
+        """Join the group and read the partitions it assigns from ``topics``.
+
+        ``topics`` is a list of names, or a pattern (a compiled regular
+        expression, or a string starting with ``^``) matched against every
+        topic, new ones included. Partitions arrive with the next ``poll``;
+        ``on_revoke(partitions)`` runs before a rebalance takes them away
+        (commit there for at-least-once without auto-commit) and
+        ``on_assign(partitions)`` after the group has handed out new ones.
+        Subscribing to nothing is ``unsubscribe``.
+        """
+        self._check_open()
+        coordinator = self._group("subscribe")
+        if isinstance(topics, str) and topics.startswith("^"):
+            topics = re.compile(topics)
+        if isinstance(topics, re.Pattern):
+            self._subscriptions.subscribe_pattern(topics)
+        else:
+            names = [topics] if isinstance(topics, str) else list(topics)
+            if not names:
+                self.unsubscribe()
+                return
+            for name in names:
+                if not isinstance(name, str) or not name:
+                    raise ValueError(f"topic names must be non-empty strings, not {name!r}")
+            self._subscriptions.subscribe(names)
+        coordinator.set_callbacks(on_assign, on_revoke)
+        coordinator.subscription_changed()
+        self._network.metadata.set_topics(self._subscriptions.topics())
+
+    def subscription(self) -> set[str]:
+        """The topics subscribed to (for a pattern, those it matched so far)."""
+        return set(self._subscriptions.subscribed_topics)
+
+    def unsubscribe(self) -> None:
+        """Leave the group (revoking the assignment) or drop a manual assignment."""
+        self._check_open()
+        if self._coordinator is not None and self._subscriptions.is_subscribed:
+            self._coordinator.unsubscribe(self._deadline(None))
+        self._subscriptions.unsubscribe()
+        self._assignment_changed()
+
+    def _assignment_changed(self) -> None:
+        self._fetcher.discard_unassigned()
+        self._network.metadata.set_topics(self._subscriptions.topics())
     # --- polling ----------------------------------------------------------------------------------
 
     def poll(self, timeout_ms: float = 0, max_records: int = 500) -> list[ConsumerRecord]:
@@ -141,10 +259,12 @@ class Consumer:
 
     def _poll(self, timeout_ms: float, drain: Callable[[], list[Any]]) -> list[Any]:
         self._check_open()
-        if not self._subscriptions.assignment():
-            raise ValueError("poll() needs an assignment: call assign() first")
+        if not self._subscriptions.assignment() and not self._subscriptions.is_subscribed:
+            raise ValueError("poll() needs an assignment or a subscription: call assign() or subscribe() first")
         deadline = self._clock() + max(0.0, timeout_ms) / 1000
         while True:
+            if self._coordinator is not None:
+                self._coordinator.poll()
             self._fetcher.raise_error()
             out = drain()
             # Send the next fetches before handing data out, so they overlap with the caller's work.
@@ -157,9 +277,11 @@ class Consumer:
             self._network.poll(min(remaining, _MAX_POLL_STEP))
 
     def _step(self) -> None:
-        """Non-blocking progress: metadata, resets, fetches."""
+        """Non-blocking progress: metadata, the group, resets, fetches."""
         now = self._clock()
         self._network.maybe_update_metadata(now)
+        if self._coordinator is not None:
+            self._coordinator.poll()
         self._fetcher.send_resets()
         self._fetcher.send_fetches()
         self._network.poll(0)
@@ -192,8 +314,6 @@ class Consumer:
         state = self._subscriptions.state(partition)
         deadline = self._deadline(timeout_ms)
         while state.position is None:
-            if state.reset is None:
-                self._subscriptions.request_reset(partition)
             self._fetcher.raise_error()
             self._step()
             if state.position is not None:
@@ -251,14 +371,75 @@ class Consumer:
             self._network, specs, isolation_level=self._isolation_level, deadline=self._deadline(timeout_ms), what=what
         )
 
+    # --- committed offsets ------------------------------------------------------------------------
+
+    def commit(
+        self,
+        offsets: Mapping[TopicPartition, int | OffsetAndMetadata] | None = None,
+        *,
+        asynchronous: bool = False,
+        timeout_ms: float | None = None,
+    ) -> Future[None] | None:
+        """Commit ``offsets`` (default: the position of every assigned partition) to the group.
+
+        Offsets are the next ones to read (last processed + 1). Synchronous
+        commits retry until ``timeout_ms`` and raise
+        :class:`~broker_core.client.errors.CommitFailedError` when the group
+        has rebalanced meanwhile; an asynchronous one returns a Future that
+        the consumer resolves during later polls.
+        """
+        self._check_open()
+        coordinator = self._group("commit")
+        if offsets is None:
+            chosen = {tp: OffsetAndMetadata(offset) for tp, offset in self._subscriptions.positions().items()}
+        else:
+            chosen = {}
+            for tp, value in offsets.items():
+                try:
+                    chosen[tp] = as_committed(value)
+                except ValueError:
+                    raise ValueError(f"cannot commit negative offset {value} for {tp}") from None
+        if asynchronous:
+            return coordinator.offsets.commit_async(chosen)
+        coordinator.offsets.commit_sync(chosen, self._deadline(timeout_ms))
+        return None
+
+    def committed(
+        self, partitions: Iterable[TopicPartition], timeout_ms: float | None = None
+    ) -> dict[TopicPartition, OffsetAndMetadata | None]:
+        """The group's committed offset of each partition (None where nothing is committed)."""
+        self._check_open()
+        return self._group("committed").offsets.fetch_committed(partitions, self._deadline(timeout_ms))
+
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        """The group id, generation and member id, e.g. for ``Producer.send_offsets_to_transaction``."""
+        return self._group("group_metadata").group_metadata()
+
+    def _group(self, call: str) -> ConsumerCoordinator:
+        if self._coordinator is None:
+            raise ValueError(f"{call}() needs a consumer created with a group_id")
+        return self._coordinator
+
     # --- lifecycle --------------------------------------------------------------------------------
 
-    def close(self) -> None:
-        """Close every connection; the consumer cannot be used afterwards."""
-        if self._closed:
+    def close(self, timeout_ms: float | None = None) -> None:
+        """Commit (with auto-commit), leave the group and close every connection.
+
+        The group steps are best effort within ``timeout_ms`` (default: the
+        smaller of ``default_api_timeout_ms`` and 30 s). The consumer cannot
+        be used afterwards.
+        """
+        if self._closed or self._closing:
             return
-        self._closed = True
-        self._network.close()
+        # Rebalance callbacks may still commit while the group steps run.
+        self._closing = True
+        try:
+            if self._coordinator is not None:
+                timeout = min(self._api_timeout, 30.0) if timeout_ms is None else max(0.0, timeout_ms) / 1000
+                self._coordinator.close(self._clock() + timeout)
+        finally:
+            self._closed = True
+            self._network.close()
 
     def __enter__(self) -> Consumer:
         return self

@@ -10,6 +10,18 @@ Two families:
   of the wire: a broker that cannot be reached, a deadline that passed, a
   client used after ``close()``. They carry ``retriable`` too, so retry loops
   treat both families the same way.
+
+Transactions and groups add errors that say what the application must do
+next, as Kafka's clients do:
+
+* :class:`ProducerFencedError` (fatal): another producer took over the
+  transactional id; this one can only be closed.
+* :class:`TransactionAbortableError`: something in the current transaction
+  failed (a record, an offset commit); ``abort_transaction`` and start over.
+* :class:`InvalidTxnStateError`: the transaction API was called out of
+  order (commit without begin, send outside a transaction, ...).
+* :class:`CommitFailedError`: a group member's commit was refused because
+  the group rebalanced; the partitions may belong to another member now.
 """
 
 from __future__ import annotations
@@ -26,12 +38,17 @@ __all__ = [
     "BrokerUnavailableError",
     "ClientClosedError",
     "ClientError",
+    "CommitFailedError",
     "ErrorCode",
+    "InvalidTxnStateError",
     "KafkaError",
     "KafkaTimeoutError",
     "NetworkError",
     "NoOffsetForPartitionError",
     "OffsetOutOfRangeError",
+    "ProducerFencedError",
+    "TransactionAbortableError",
+    "TransactionAbortedError",
     "UnsupportedApiError",
     "is_retriable",
 ]
@@ -128,6 +145,55 @@ class AdminError(KafkaError):
         first = next(iter(self.errors.values()))
         detail = "; ".join(f"{resource}: {error}" for resource, error in self.errors.items())
         super().__init__(first.code, f"{operation} failed for {len(self.errors)} resource(s): {detail}")
+
+
+class ProducerFencedError(KafkaError):
+    """A newer producer with the same transactional id fenced this one.
+
+    The coordinator or a partition answered PRODUCER_FENCED (or, to older
+    request versions, INVALID_PRODUCER_EPOCH). Fatal: every later call
+    raises it; the producer can only be closed.
+    """
+
+    def __init__(self, message: str, code: ErrorCode = ErrorCode.PRODUCER_FENCED) -> None:
+        super().__init__(code, message)
+
+    @property
+    def retriable(self) -> bool:
+        return False
+
+
+class InvalidTxnStateError(KafkaError):
+    """The transaction API used out of order, or the coordinator answered INVALID_TXN_STATE."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(ErrorCode.INVALID_TXN_STATE, message)
+
+
+class TransactionAbortableError(ClientError):
+    """The current transaction cannot commit: a send or an offset commit in it failed.
+
+    The failure is the exception's ``__cause__``. Call ``abort_transaction``;
+    the producer can then begin a new transaction.
+    """
+
+
+class TransactionAbortedError(ClientError):
+    """A record was dropped unsent because its transaction was aborted."""
+
+
+class CommitFailedError(KafkaError):
+    """A group member's offset commit was refused: the group rebalanced since it joined.
+
+    ``code`` is the coordinator's answer (REBALANCE_IN_PROGRESS,
+    ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID). The consumer
+    rejoins on its next poll; records processed since the last commit may be
+    delivered again to whichever member gets their partitions.
+    """
+
+    @property
+    def retriable(self) -> bool:
+        return False
 
 
 def is_retriable(exc: BaseException) -> bool:

@@ -8,10 +8,8 @@ COORDINATOR_LOAD_IN_PROGRESS and NOT_COORDINATOR are retried until the
 deadline; every other error is reported per group or partition in an
 :class:`AdminError`.
 
-Member assignments come in Kafka's ConsumerProtocol format::
-
-    version int16, assigned partitions [topic string, partitions [int32]],
-    user_data nullable bytes (v1+ adds nothing an assignment reader needs)
+Member assignments come in Kafka's ConsumerProtocol format, read by
+:mod:`broker_core.client.consumer_protocol`.
 """
 
 from __future__ import annotations
@@ -26,11 +24,15 @@ from broker_core.client.admin_types import (
     MemberDescription,
     OffsetAndMetadata,
 )
+from broker_core.client.consumer_protocol import (  # noqa: F401  (encode_assignment: re-exported)
+    CONSUMER_PROTOCOL_TYPE,
+    decode_assignment,
+    encode_assignment,
+)
 from broker_core.client.errors import AdminError
 from broker_core.client.network_client import NetworkClient
 from broker_core.client.topic_partition import TopicPartition
 from broker_core.protocol import ApiKey, ErrorCode, KafkaError
-from broker_core.protocol import types as t
 from broker_core.protocol.errors import ProtocolDecodeError
 from broker_core.protocol.messages.delete_groups import DeleteGroupsRequest
 from broker_core.protocol.messages.describe_groups import DescribeGroupsRequest
@@ -42,7 +44,6 @@ from broker_core.protocol.messages.offset_fetch import OffsetFetchRequest
 
 Retry = Callable[[str, Callable[[float], Any], float], Any]
 
-CONSUMER_PROTOCOL_TYPE = "consumer"
 # A commit from outside the group: no generation, no member.
 NO_GENERATION = -1
 NO_MEMBER_ID = ""
@@ -53,43 +54,6 @@ _GROUP_HAS_MEMBERS = frozenset(
 _COORDINATOR_MOVED = frozenset(
     {ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS}
 )
-
-
-def decode_assignment(data: bytes) -> tuple[TopicPartition, ...]:
-    """The partitions of a ConsumerProtocol assignment; empty bytes mean no assignment yet.
-
-    Raises ProtocolDecodeError for bytes that are not an assignment.
-    """
-    if not data:
-        return ()
-    mv = memoryview(data)
-    version, pos = t.INT16.decode(mv, 0)
-    if version < 0:
-        raise ProtocolDecodeError(f"negative consumer protocol version {version}")
-    count, pos = t.INT32.decode(mv, pos)
-    if count < 0 or count > len(data):
-        raise ProtocolDecodeError(f"bad topic count {count} in an assignment")
-    partitions: list[TopicPartition] = []
-    for _ in range(count):
-        topic, pos = t.STRING.decode(mv, pos)
-        numbers, pos = t.array_codec(t.INT32).decode(mv, pos)
-        partitions.extend(TopicPartition(topic, p) for p in numbers or ())
-    return tuple(sorted(partitions))
-
-
-def encode_assignment(partitions: Iterable[TopicPartition], user_data: bytes | None = None) -> bytes:
-    """A version 0 assignment, the inverse of :func:`decode_assignment`."""
-    by_topic: dict[str, list[int]] = defaultdict(list)
-    for tp in partitions:
-        by_topic[tp.topic].append(tp.partition)
-    buf = bytearray()
-    t.INT16.encode(buf, 0)
-    t.INT32.encode(buf, len(by_topic))
-    for topic, numbers in by_topic.items():
-        t.STRING.encode(buf, topic)
-        t.array_codec(t.INT32).encode(buf, sorted(numbers))
-    t.NULLABLE_BYTES.encode(buf, user_data)
-    return bytes(buf)
 
 
 class GroupAdmin:

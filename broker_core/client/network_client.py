@@ -61,6 +61,8 @@ class NetworkClient:
             clock=clock,
         )
         self._connections: dict[int, BrokerConnection] = {}
+        # Nodes known by address only, e.g. a coordinator's own connection (see register_node).
+        self._extra_nodes: dict[int, BrokerDescription] = {}
         # id(request) -> (request, callback) for requests still in flight.
         self._callbacks: dict[int, tuple[InFlightRequest, Callback]] = {}
         # node id -> (consecutive connect failures, earliest next attempt, last error)
@@ -83,7 +85,24 @@ class NetworkClient:
         return [b.address for b in self._bootstrap.values()]
 
     def node(self, node_id: int) -> BrokerDescription | None:
-        return self.metadata.snapshot.brokers.get(node_id) or self._bootstrap.get(node_id)
+        return (
+            self.metadata.snapshot.brokers.get(node_id)
+            or self._extra_nodes.get(node_id)
+            or self._bootstrap.get(node_id)
+        )
+
+    def register_node(self, node_id: int, host: str, port: int) -> None:
+        """Make ``host:port`` reachable as ``node_id`` whatever the metadata says.
+
+        Group and transaction coordinators get a connection of their own under
+        an id no broker uses, as in Kafka's clients: a JoinGroup the broker
+        holds for seconds must not stall fetches queued behind it. A node whose
+        address changed is disconnected first.
+        """
+        known = self._extra_nodes.get(node_id)
+        if known is not None and (known.host, known.port) != (host, port):
+            self.disconnect(node_id)
+        self._extra_nodes[node_id] = BrokerDescription(node_id, host, port)
 
     def known_nodes(self) -> list[int]:
         brokers = self.metadata.snapshot.brokers
@@ -301,15 +320,21 @@ class NetworkClient:
             self.metadata.update(snapshot_from_response(request.response), self.clock())
 
     def fetch_metadata(
-        self, topics: Iterable[str] | None, *, deadline: float, allow_auto_topic_creation: bool = False
+        self,
+        topics: Iterable[str] | None,
+        *,
+        deadline: float,
+        allow_auto_topic_creation: bool = False,
+        node: int | None = None,
     ) -> ClusterSnapshot:
-        """One blocking Metadata request (None: every topic) to the least loaded node.
+        """One blocking Metadata request (None: every topic) to ``node`` or the least loaded node.
 
         The cached snapshot is replaced only when the request asked for every
         topic the cache tracks, so that a narrow admin query does not hide
         topics a producer or consumer depends on.
         """
-        node = self.least_loaded_node(self.clock())
+        if node is None:
+            node = self.least_loaded_node(self.clock())
         if node is None:
             errors = [str(self.last_connect_error(n)) for n in self.known_nodes() if self.last_connect_error(n)]
             raise BrokerUnavailableError("no broker can be reached: " + "; ".join(errors or ["all are backing off"]))
@@ -347,8 +372,10 @@ class NetworkClient:
     def _run_callbacks(self) -> None:
         done = [key for key, (request, _) in self._callbacks.items() if request.done]
         for key in done:
-            request, callback = self._callbacks.pop(key)
-            callback(request)
+            # A callback may close connections, which runs callbacks itself.
+            entry = self._callbacks.pop(key, None)
+            if entry is not None:
+                entry[1](entry[0])
 
     def _forget_if_broken(self, conn: BrokerConnection) -> None:
         """Drop a connection that broke; the requests it failed get their callbacks."""

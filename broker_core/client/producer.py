@@ -16,8 +16,25 @@ in Kafka: retries then never duplicate a record or reorder a partition.
 
 Delivery callbacks (``on_delivery`` or ``future.add_done_callback``) run on
 the sender thread: keep them short, and do not call ``flush`` or ``close``
-from one. Transactions (``init_transactions``, ``begin_transaction``, ...)
-belong with the transaction manager and are not offered yet.
+from one.
+
+Transactions, with Kafka's API and meaning::
+
+    producer = Producer(servers, transactional_id="copier-1")
+    producer.init_transactions()             # fences older producers with this id
+    producer.begin_transaction()
+    producer.send("out", b"...")
+    producer.send_offsets_to_transaction(consumer_positions, "copier-group")
+    producer.commit_transaction()            # or abort_transaction()
+
+A transactional producer is idempotent with acks=all. Errors say what to do
+next: :class:`ProducerFencedError` (another instance took over the id; only
+``close`` is left), :class:`TransactionAbortableError` (something in the
+transaction failed: ``abort_transaction`` and retry the work) and
+:class:`InvalidTxnStateError` (calls out of order). A transaction still open
+when the producer closes is aborted. The transaction calls block up to
+their ``timeout_ms`` (default ``max_block_ms``); after a KafkaTimeoutError
+the same call may be made again to keep waiting for the same outcome.
 """
 
 from __future__ import annotations
@@ -27,12 +44,13 @@ import socket
 import threading
 import time
 from concurrent.futures import Future
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 from broker_core.client.accumulator import RecordAccumulator
+from broker_core.client.admin_types import OffsetAndMetadata
 from broker_core.client.config import ClientConfig, parse_acks, parse_compression
 from broker_core.client.connection import SocketFactory
-from broker_core.client.errors import ClientClosedError, KafkaTimeoutError
+from broker_core.client.errors import ClientClosedError, InvalidTxnStateError, KafkaTimeoutError
 from broker_core.client.metadata import ClusterSnapshot
 from broker_core.client.network_client import NetworkClient
 from broker_core.client.partitioner import DefaultPartitioner, Partitioner
@@ -54,6 +72,10 @@ MAX_IN_FLIGHT_FOR_IDEMPOTENCE = 5
 _RECORD_OVERHEAD = 21
 # Topic-level metadata errors that waiting will not cure.
 _FATAL_TOPIC_ERRORS = frozenset({ErrorCode.INVALID_TOPIC_EXCEPTION, ErrorCode.TOPIC_AUTHORIZATION_FAILED})
+
+
+class _HasGroupId(Protocol):
+    group_id: str
 
 
 def _as_bytes(data: bytes | bytearray | memoryview | str | None, what: str) -> bytes | None:
@@ -101,6 +123,8 @@ class Producer:
         connect_timeout_ms: int = 10_000,
         metadata_max_age_ms: int = 300_000,
         client_id: str = "spate-producer",
+        transactional_id: str | None = None,
+        transaction_timeout_ms: int = 60_000,
         clock: Callable[[], float] = time.monotonic,
         time_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
         rng: random.Random | None = None,
@@ -111,10 +135,19 @@ class Producer:
         ``enable_idempotence``: None (the default) turns it on unless acks,
         retries or max in-flight forbid it; True insists and raises
         ValueError on a conflict. ``max_block_ms`` bounds how long ``send``
-        waits for metadata or buffer memory. ``clock``, ``time_ms``, ``rng``
-        and ``socket_factory`` are for tests.
+        waits for metadata or buffer memory. ``transactional_id`` makes the
+        producer transactional (then idempotence is required, and acks must
+        be all); ``transaction_timeout_ms`` is how long the coordinator lets
+        a transaction stay open before aborting it. ``clock``, ``time_ms``,
+        ``rng`` and ``socket_factory`` are for tests.
         """
         self._acks = parse_acks(acks)
+        if transactional_id is not None:
+            if not transactional_id:
+                raise ValueError("transactional_id must not be empty")
+            if enable_idempotence is False:
+                raise ValueError("a transactional producer is idempotent: enable_idempotence cannot be False")
+            enable_idempotence = True
         compression = parse_compression(compression_type)
         if max_in_flight_requests_per_connection < 1:
             raise ValueError("max_in_flight_requests_per_connection must be at least 1")
@@ -168,12 +201,15 @@ class Producer:
         self._buffered = 0
         self._closed = False
         self._fatal: BaseException | None = None
+        self._transactions = (
+            TransactionManager(transactional_id, transaction_timeout_ms) if self.idempotent else None
+        )
         self._sender = Sender(
             network=self._network,
             accumulator=self._accumulator,
             lock=self._lock,
             partitioner=self._partitioner,
-            transactions=TransactionManager() if self.idempotent else None,
+            transactions=self._transactions,
             acks=self._acks,
             request_timeout_ms=request_timeout_ms,
             max_request_size=max_request_size,
@@ -214,6 +250,9 @@ class Producer:
             raise self._fatal
         if partition is not None and partition < 0:
             raise ValueError(f"partition must not be negative, not {partition}")
+        txn = self._transactions if self._transactions is not None and self._transactions.is_transactional else None
+        if txn is not None:
+            txn.check_send(None)
         key_bytes = _as_bytes(key, "key")
         value_bytes = _as_bytes(value, "value")
         record_headers = _as_headers(headers)
@@ -231,12 +270,13 @@ class Producer:
         size = _RECORD_OVERHEAD + len(key_bytes or b"") + len(value_bytes or b"")
         size += sum(len(name) + len(value or b"") + 10 for name, value in record_headers)
         if size > self._max_request_size:
-            future.set_exception(
-                KafkaError(
-                    ErrorCode.MESSAGE_TOO_LARGE,
-                    f"a {size}-byte record exceeds max_request_size ({self._max_request_size} bytes)",
-                )
+            error = KafkaError(
+                ErrorCode.MESSAGE_TOO_LARGE,
+                f"a {size}-byte record exceeds max_request_size ({self._max_request_size} bytes)",
             )
+            if txn is not None:
+                txn.send_failed(error)  # the transaction would commit without this record
+            future.set_exception(error)
             return future
 
         with self._lock:
@@ -245,6 +285,8 @@ class Producer:
             if partition is None:
                 partition = self._partitioner.partition(topic, key_bytes, count, snapshot.available_partitions(topic))
             tp = TopicPartition(topic, partition)
+            if txn is not None:
+                txn.check_send(tp)
             result = self._accumulator.append(tp, stamp, key_bytes, value_bytes, record_headers, future, self._clock())
             if result.new_batch:
                 reserved = max(self._accumulator.batch_size, result.batch.size_in_bytes)
@@ -300,7 +342,7 @@ class Producer:
             if self._fatal is not None:
                 raise self._fatal
 
-    # --- flush and close --------------------------------------------------------------------------
+    # --- flush ------------------------------------------------------------------------------------
 
     def flush(self, timeout: float | None = None) -> None:
         """Send everything queued now and wait (seconds; None: no limit) until each record's outcome is known.
@@ -321,17 +363,104 @@ class Producer:
             undone = sum(batch.record_count for batch in pending if not batch.done)
             raise KafkaTimeoutError(f"flush timed out with {undone} record(s) still undelivered")
 
+    # --- transactions -----------------------------------------------------------------------------
+
+    def init_transactions(self, timeout_ms: float | None = None) -> None:
+        """Register the transactional id with its coordinator; call once, before the first transaction.
+
+        Fences any older producer with the same id and completes or aborts
+        the transaction it left open. Retries while the coordinator is
+        loading or busy (COORDINATOR_LOAD_IN_PROGRESS, CONCURRENT_TRANSACTIONS,
+        NOT_COORDINATOR) until ``timeout_ms``.
+        """
+        txn = self._transaction_manager("init_transactions")
+        self._await(txn.begin_init(), timeout_ms, "init_transactions")
+
+    def begin_transaction(self) -> None:
+        """Start a transaction: records sent from now on commit or abort together."""
+        self._transaction_manager("begin_transaction").begin_transaction()
+
+    def send_offsets_to_transaction(
+        self,
+        offsets: Mapping[TopicPartition, int | OffsetAndMetadata],
+        group_id: str | _HasGroupId,
+        timeout_ms: float | None = None,
+    ) -> None:
+        """Commit a consumer group's positions as part of the transaction.
+
+        ``offsets`` are the next offsets to consume (last processed + 1).
+        ``group_id`` is the group's id, or a consumer's ``group_metadata()``.
+        The group sees them only if the transaction commits.
+        """
+        txn = self._transaction_manager("send_offsets_to_transaction")
+        group = group_id if isinstance(group_id, str) else group_id.group_id
+        if not group:
+            raise ValueError("send_offsets_to_transaction needs a group id")
+        committed: dict[TopicPartition, OffsetAndMetadata] = {}
+        for tp, value in offsets.items():
+            entry = value if isinstance(value, OffsetAndMetadata) else OffsetAndMetadata(int(value))
+            if entry.offset < 0:
+                raise ValueError(f"cannot commit negative offset {entry.offset} for {tp}")
+            committed[tp] = entry
+        if not committed:
+            return
+        self._await(txn.begin_send_offsets(committed, group), timeout_ms, "send_offsets_to_transaction")
+
+    def commit_transaction(self, timeout_ms: float | None = None) -> None:
+        """Send everything of the transaction, then commit it.
+
+        Raises TransactionAbortableError if a record or the offsets of the
+        transaction failed: call ``abort_transaction`` then.
+        """
+        txn = self._transaction_manager("commit_transaction")
+        result = txn.begin_commit()
+        with self._lock:
+            self._accumulator.begin_flush()
+        try:
+            self._await(result, timeout_ms, "commit_transaction")
+        finally:
+            with self._lock:
+                self._accumulator.end_flush()
+
+    def abort_transaction(self, timeout_ms: float | None = None) -> None:
+        """Abort the transaction: records not yet sent are dropped, sent ones are never read as committed."""
+        txn = self._transaction_manager("abort_transaction")
+        self._await(txn.begin_abort(), timeout_ms, "abort_transaction")
+
+    def _transaction_manager(self, call: str) -> TransactionManager:
+        if self._closed:
+            raise ClientClosedError(f"{call}() after the producer was closed")
+        txn = self._transactions
+        if txn is None or not txn.is_transactional:
+            raise InvalidTxnStateError(f"{call}() needs a producer created with a transactional_id")
+        return txn
+
+    def _await(self, result: Future[None], timeout_ms: float | None, call: str) -> None:
+        self._network.wakeup()
+        timeout = self._max_block if timeout_ms is None else max(0.0, timeout_ms) / 1000
+        try:
+            result.result(timeout)
+        except TimeoutError:
+            raise KafkaTimeoutError(
+                f"{call}() did not complete within {timeout * 1000:.0f} ms; call it again to keep waiting"
+            ) from None
+
+    # --- close ------------------------------------------------------------------------------------
+
     def close(self, timeout: float | None = None) -> None:
         """Deliver what is queued (waiting at most ``timeout`` seconds), then stop.
 
         Records still undelivered when the timeout passes fail with
-        ClientClosedError. Calling close again does nothing.
+        ClientClosedError. An open transaction is aborted. Calling close
+        again does nothing.
         """
         if self._closed:
             return
         self._closed = True
         with self._lock:
             self._accumulator.closing = True
+        if self._transactions is not None and self._transactions.is_transactional:
+            self._transactions.abort_on_close()
         self._sender.initiate_close()
         if threading.current_thread() is self._sender.thread:
             return  # closing from a delivery callback: the sender winds down by itself

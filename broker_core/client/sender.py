@@ -19,12 +19,21 @@ Response handling, per batch:
   re-queue in sequence order, and refresh metadata when the leader may have
   moved;
 * anything else: fail the futures; if the batch had a sequence number the
-  producer identity is reset so later batches are not stuck behind the gap.
+  producer identity is reset so later batches are not stuck behind the gap
+  (a transactional producer instead makes its transaction abortable, see
+  ``transaction_manager.py``).
+
+A transactional producer's requests to its coordinators (FindCoordinator,
+InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit,
+EndTxn) go out from the same loop, one at a time, ahead of produce data;
+while the transaction is being aborted, batches not yet sent are failed
+instead of sent.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from typing import Any, Callable
@@ -45,6 +54,7 @@ from broker_core.client.producer_batch import ProducerBatch
 from broker_core.client.retry import Backoff
 from broker_core.client.topic_partition import TopicPartition
 from broker_core.client.transaction_manager import TransactionManager
+from broker_core.client.txn_requests import TxnRequest
 from broker_core.protocol import ApiKey, ErrorCode, KafkaError
 from broker_core.protocol.messages.init_producer_id import InitProducerIdRequest
 from broker_core.protocol.messages.produce import ProduceRequest
@@ -108,6 +118,7 @@ class Sender:
         self._producer_id_attempts = 0
         self._producer_id_retry_at = 0.0
         self._fatal: BaseException | None = None
+        self._close_started: float | None = None
         self.thread = threading.Thread(target=self.run, name="spate-producer-sender", daemon=True)
 
     # --- lifecycle ------------------------------------------------------------------------------
@@ -116,7 +127,8 @@ class Sender:
         self.thread.start()
 
     def initiate_close(self) -> None:
-        """Finish sending what is queued, then stop."""
+        """Finish sending what is queued (and an abort under way), then stop."""
+        self._close_started = self.clock()
         self._running = False
         self.network.wakeup()
 
@@ -149,7 +161,15 @@ class Sender:
     def _has_pending_work(self) -> bool:
         with self.lock:
             queued = self.accumulator.has_batches()
-        return queued or self._in_flight_batches > 0
+        if queued or self._in_flight_batches > 0:
+            return True
+        txn = self.transactions
+        if txn is None or not txn.is_transactional or not txn.is_completing or not txn.has_pending_requests():
+            return False
+        # Ending a transaction while closing is worth one request timeout, not more:
+        # the coordinator aborts an abandoned transaction by itself.
+        started = self._close_started if self._close_started is not None else self.clock()
+        return self.clock() - started < self.request_timeout_ms / 1000
 
     def _final_error(self) -> BaseException:
         return self._fatal or ClientClosedError("the producer was closed before the record was delivered")
@@ -173,7 +193,18 @@ class Sender:
 
     def _send_produce_data(self, now: float) -> float:
         txn = self.transactions
-        if txn is not None and not txn.has_producer_id:
+        txn_wait = math.inf
+        if txn is not None and txn.is_transactional:
+            txn_wait = self._maybe_send_txn_request(now)
+            if self._fatal is not None:
+                return _IDLE_POLL
+            abort_error = txn.should_abort_queued_batches()
+            if abort_error is not None:
+                self._abort_queued(abort_error)
+            if not txn.has_producer_id:
+                self._expire(now)
+                return txn_wait
+        elif txn is not None and not txn.has_producer_id:
             wait = self._maybe_init_producer_id(now)
             self._expire(now)
             return wait
@@ -218,7 +249,7 @@ class Sender:
             self._send_produce(node, batches)
         # More batches may already be ready behind the ones just sent: look again
         # right after collecting whatever responses have arrived.
-        return 0.0 if drained else timeout
+        return 0.0 if drained else min(timeout, txn_wait)
 
     def _expire(self, now: float) -> None:
         with self.lock:
@@ -232,6 +263,70 @@ class Sender:
                     f"{waited:.0f} ms passed since the batch was created"
                 ),
             )
+
+    # --- transactions ---------------------------------------------------------------------------
+
+    def _maybe_send_txn_request(self, now: float) -> float:
+        """Send the transaction manager's next request if one is due; seconds until one may be."""
+        txn = self.transactions
+        if txn is None or txn.has_request_in_flight:
+            return math.inf
+        with self.lock:
+            incomplete = self.accumulator.has_batches()
+        request, wait = txn.next_request(now, incomplete or self._in_flight_batches > 0)
+        if request is None:
+            return wait
+        address = txn.coordinator_address(request)
+        if address is None:
+            node = self.network.least_loaded_node(now)
+        else:
+            node, host, port = address
+            if self.network.node(node) is None:
+                self.network.register_node(node, host, port)
+        try:
+            if node is None:
+                raise BrokerUnavailableError("no broker can be reached")
+            self.network.send(
+                node,
+                request.api_key,
+                request.body(txn),
+                min_version=request.min_version,
+                context=request,
+                callback=self._on_txn_response,
+            )
+        except ClientError as exc:
+            log.debug("%r not sent: %s", request, exc)
+            txn.on_transport_error(request, exc, self.clock(), self.backoff.delay(request.attempts))
+            self._check_txn_fatal()
+            return 0.0
+        return math.inf
+
+    def _on_txn_response(self, sent: InFlightRequest) -> None:
+        txn = self.transactions
+        request: TxnRequest = sent.context
+        if txn is None:
+            return
+        now, backoff = self.clock(), self.backoff.delay(request.attempts)
+        if sent.error is not None:
+            log.debug("%r failed: %s", request, sent.error)
+            txn.on_transport_error(request, sent.error, now, backoff)
+        else:
+            txn.on_response(request, sent.response, now, backoff)
+        self._check_txn_fatal()
+
+    def _check_txn_fatal(self) -> None:
+        txn = self.transactions
+        error = txn.fatal_error if txn is not None else None
+        if error is not None and self._fatal is None:
+            log.warning("transactional producer stopped: %s", error)
+            self._fatal_error(error)
+
+    def _abort_queued(self, error: BaseException) -> None:
+        """Fail every batch not yet sent (the transaction is being, or must be, aborted)."""
+        with self.lock:
+            batches = self.accumulator.abort_all()
+        for batch in batches:
+            self._give_up(batch, error)
 
     # --- producer id ------------------------------------------------------------------------------
 
@@ -298,7 +393,7 @@ class Sender:
                 txn.sent(batch)
         self._in_flight_batches += len(batches)
         body = ProduceRequest(
-            transactional_id=None,
+            transactional_id=txn.transactional_id if txn is not None else None,
             acks=self.acks,
             timeout_ms=self.request_timeout_ms,
             topic_data=[ProduceRequest.TopicProduceData(name=name, partition_data=parts) for name, parts in topics.items()],
@@ -386,6 +481,12 @@ class Sender:
     def _give_up(self, batch: ProducerBatch, error: BaseException) -> None:
         """Fail a batch for good; a numbered one leaves a gap, so the identity is reset."""
         txn = self.transactions
+        if txn is not None and txn.is_transactional:
+            fatal = txn.batch_failed(batch, error)
+            self._finish(batch, error=error)
+            if fatal is not None and self._fatal is None:
+                self._fatal_error(fatal)
+            return
         if txn is not None and batch.has_sequence and not txn.is_stale(batch):
             log.warning("resetting the producer id after %r failed: %s", batch, error)
             txn.reset_producer_id()

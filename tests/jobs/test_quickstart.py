@@ -13,8 +13,10 @@ from jobs.quickstart import PAGES, run
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_every_event_is_counted_exactly_once_per_minute_and_page(tmp_path):
+def test_every_event_is_counted_exactly_once_per_minute_and_page(spark, tmp_path):
+    # The job uses the active session (the test run's one) and leaves it running.
     counts = run(tmp_path / "data", 3_000, Console(file=open("/dev/null", "w")))
+    assert not spark.sparkContext._jsc.sc().isStopped()
     assert sum(counts.values()) == 3_000
     assert {page for _, page in counts} <= set(PAGES)
     assert all(window % 60_000 == 0 for window, _ in counts)
@@ -23,7 +25,7 @@ def test_every_event_is_counted_exactly_once_per_minute_and_page(tmp_path):
 def test_the_module_runs_from_the_command_line_and_prints_the_summary(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "jobs.quickstart", "--events", "2000", "--data-dir", str(tmp_path / "data")],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
+        cwd=REPO, capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 0, result.stderr
     assert "2,000 events in, 2,000 counted" in result.stdout

@@ -1,0 +1,133 @@
+"""Reading one offset range on an executor, as Arrow record batches.
+
+A task reads ``[from_offset, until_offset)`` of one partition with its own
+consumer (assigned, not subscribed: no group membership) and stops once the
+consumer's position reaches ``until_offset``. The position follows each
+fetched batch's next offset, so a range that ends in a gap (a transaction
+marker, compacted records, an aborted transaction under read_committed)
+still finishes: the fetch that steps over the gap moves the position past
+the end. Records at or beyond the end that came in the same fetched batch
+are cut off.
+
+If the log start offset moved past the position (retention or DeleteRecords
+while the query was stopped or reading), the fetch is out of range and the
+:class:`DataLossPolicy` decides: fail, or skip to the log start. If no
+progress at all is made for ``poll_timeout_ms`` the task fails rather than
+hang (the offsets it was promised never became readable).
+"""
+
+from __future__ import annotations
+
+import bisect
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+import pyarrow as pa
+
+from broker_core.client import Consumer, OffsetOutOfRangeError
+from spark_ext.arrow_batches import DEFAULT_MAX_ROWS, ArrowBatchBuilder
+from spark_ext.data_loss import DataLossPolicy
+from spark_ext.offset_ranges import OffsetRange
+from spark_ext.options import SourceOptions
+
+# One poll waits at most this long (ms), so the no-progress deadline is checked regularly.
+_POLL_STEP_MS = 500
+
+
+class RangeReadTimeoutError(TimeoutError):
+    """The offsets a task was asked to read did not arrive in time."""
+
+
+@dataclass(frozen=True)
+class ReadSettings:
+    """What an executor needs to read ranges; picklable."""
+
+    bootstrap_servers: str
+    isolation_level: str = "read_uncommitted"
+    include_headers: bool = False
+    fail_on_data_loss: bool = True
+    poll_timeout_ms: int = 120_000
+    max_rows_per_batch: int = DEFAULT_MAX_ROWS
+    consumer_settings: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_options(cls, options: SourceOptions) -> ReadSettings:
+        return cls(
+            bootstrap_servers=options.bootstrap_servers,
+            isolation_level=options.isolation_level,
+            include_headers=options.include_headers,
+            fail_on_data_loss=options.fail_on_data_loss,
+            poll_timeout_ms=options.poll_timeout_ms,
+            consumer_settings=dict(options.consumer_settings),
+        )
+
+    def consumer(self) -> Consumer:
+        settings = {"client_id": "spate-spark-reader", **self.consumer_settings}
+        return Consumer(
+            self.bootstrap_servers,
+            isolation_level=self.isolation_level,
+            auto_offset_reset="none",
+            **settings,
+        )
+
+
+def read_range(
+    rng: OffsetRange,
+    settings: ReadSettings,
+    *,
+    consumer_factory: Callable[[ReadSettings], Consumer] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> Iterator[pa.RecordBatch]:
+    """Arrow batches holding every record of ``rng`` (in offset order)."""
+    if rng.size <= 0:
+        return
+    tp = rng.topic_partition
+    policy = DataLossPolicy(settings.fail_on_data_loss)
+    builder = ArrowBatchBuilder(settings.include_headers, settings.max_rows_per_batch)
+    until = rng.until_offset
+    consumer = consumer_factory(settings) if consumer_factory is not None else settings.consumer()
+    with consumer:
+        consumer.assign([tp])
+        consumer.seek(tp, rng.from_offset)
+        position = rng.from_offset
+        progress_deadline = clock() + settings.poll_timeout_ms / 1000
+        while position < until:
+            try:
+                batches = consumer.poll_batches(timeout_ms=_POLL_STEP_MS)
+            except OffsetOutOfRangeError as exc:
+                position = _after_out_of_range(consumer, exc, position, policy)
+                if position < until:
+                    consumer.seek(tp, position)
+                progress_deadline = clock() + settings.poll_timeout_ms / 1000
+                continue
+            for batch in batches:
+                cut = bisect.bisect_left(batch.offsets, until)
+                builder.add(batch, 0, cut)
+                if builder.full:
+                    yield builder.build()
+            moved = consumer.position(tp)
+            if moved > position:
+                position = moved
+                progress_deadline = clock() + settings.poll_timeout_ms / 1000
+            elif clock() >= progress_deadline:
+                raise RangeReadTimeoutError(
+                    f"{tp}: offsets [{position}, {until}) could not be read within "
+                    f"kafkaConsumer.pollTimeoutMs ({settings.poll_timeout_ms} ms)"
+                )
+    last = builder.build()
+    if last is not None:
+        yield last
+
+
+def _after_out_of_range(
+    consumer: Consumer, exc: OffsetOutOfRangeError, position: int, policy: DataLossPolicy
+) -> int:
+    tp = exc.topic_partition
+    log_start = exc.log_start_offset
+    if log_start < 0:
+        log_start = consumer.beginning_offsets([tp])[tp]
+    if log_start <= position:
+        # Out of range above the log end: the offsets were promised but the log no longer reaches them.
+        raise exc
+    return policy.resolve_start(tp, position, log_start)

@@ -1,0 +1,80 @@
+"""Batch reads: ``spark.read.format("spate")``.
+
+The driver resolves the partitions and the starting and ending offsets once
+(``startingOffsets`` defaults to earliest, ``endingOffsets`` to latest) and
+plans one input partition per offset range, split further for
+``minPartitions`` / ``maxRecordsPerPartition``. Each task then reads its
+range with :func:`~spark_ext.partition_reader.read_range`.
+"""
+
+from __future__ import annotations
+
+from contextlib import closing
+from typing import Iterator
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceReader, InputPartition
+
+from broker_core.client import TopicPartition
+from spark_ext.data_loss import DataLossPolicy
+from spark_ext.offset_ranges import OffsetRange, split_ranges
+from spark_ext.offset_reader import OffsetReader
+from spark_ext.options import SourceOptionError, SourceOptions
+from spark_ext.partition_reader import ReadSettings, read_range
+
+
+class OffsetRangePartition(InputPartition):
+    """One task's work: an offset range of one partition."""
+
+    def __init__(self, offset_range: OffsetRange) -> None:
+        self.offset_range = offset_range
+
+
+class SpateBatchReader(DataSourceReader):
+    def __init__(self, options: SourceOptions) -> None:
+        self.options = options
+        self.settings = ReadSettings.from_options(options)
+
+    def partitions(self) -> list[InputPartition]:
+        with closing(OffsetReader(self.options)) as offsets:
+            ranges = plan_batch_ranges(offsets, self.options)
+        pieces = split_ranges(
+            ranges,
+            min_partitions=self.options.min_partitions,
+            max_records_per_partition=self.options.max_records_per_partition,
+        )
+        return [OffsetRangePartition(r) for r in pieces]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        # Spark plans one placeholder partition when there is nothing to read.
+        if not isinstance(partition, OffsetRangePartition):
+            return iter(())
+        return read_range(partition.offset_range, self.settings)
+
+
+def plan_batch_ranges(offsets: OffsetReader, options: SourceOptions) -> list[OffsetRange]:
+    """The non-empty offset range of every partition the batch read covers."""
+    if options.ending is None:
+        raise ValueError("a batch read needs an ending offset spec")
+    tps = offsets.partitions()
+    if not tps:
+        return []
+    starts = offsets.resolve(options.starting, tps)
+    ends = offsets.resolve(options.ending, tps, ending=True)
+    earliest = offsets.earliest(tps)
+    policy = DataLossPolicy(options.fail_on_data_loss)
+    ranges = []
+    for tp in sorted(tps):
+        start, end = starts[tp], ends[tp]
+        if start > end:
+            raise SourceOptionError(
+                "startingOffsets", f"{tp} would start at offset {start}, after its ending offset {end}"
+            )
+        start = policy.resolve_start(tp, start, earliest.get(tp, start))
+        if end > start:
+            ranges.append(_range(tp, start, end))
+    return ranges
+
+
+def _range(tp: TopicPartition, start: int, end: int) -> OffsetRange:
+    return OffsetRange(tp.topic, tp.partition, start, end)

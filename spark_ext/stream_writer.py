@@ -1,0 +1,99 @@
+"""The streaming sink: ``df.writeStream.format("spate")``.
+
+Each micro-batch runs :meth:`SpateStreamWriter.write` once per Spark
+partition on the executors (see :mod:`spark_ext.sink_task` for what a task
+does) and then :meth:`commit` or :meth:`abort` once on the driver with the
+tasks' messages and the batch id (see :mod:`spark_ext.sink_commit`). Spark
+builds the writer anew for each micro-batch and for each commit, so
+constructing it does no I/O.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Callable, Iterator, List, Optional
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
+
+from broker_core.client import Admin, Producer
+from broker_core.client.transaction_completion import TransactionCompleter
+from spark_ext.sink_bookkeeping import BatchBookkeeping
+from spark_ext.sink_commit import abort_transactions, commit_transactions, summarize
+from spark_ext.sink_options import SinkOptions
+from spark_ext.sink_records import records_of
+from spark_ext.sink_schema import SinkColumns
+from spark_ext.sink_task import SinkCommitMessage, TaskInfo, TaskWriter, spark_task_info
+
+logger = logging.getLogger(__name__)
+
+
+class SpateStreamWriter(DataSourceStreamArrowWriter):
+    """Picklable; the factories and ``task_info`` exist so tests can run it without Spark."""
+
+    def __init__(
+        self,
+        options: SinkOptions,
+        columns: SinkColumns,
+        *,
+        task_info: Callable[[], TaskInfo] = spark_task_info,
+        producer_factory: Callable[..., Producer] = Producer,
+        admin_factory: Callable[..., Admin] = Admin,
+        completer_factory: Callable[[str], TransactionCompleter] = TransactionCompleter,
+    ) -> None:
+        self.options = options
+        self.columns = columns
+        self._task_info = task_info
+        self._producer_factory = producer_factory
+        self._admin_factory = admin_factory
+        self._completer_factory = completer_factory
+
+    @property
+    def bookkeeping(self) -> BatchBookkeeping | None:
+        prefix = self.options.transactional_id_prefix
+        if not self.options.exactly_once or prefix is None:
+            return None
+        return BatchBookkeeping(sink_id=prefix, topic=self.options.bookkeeping_topic)
+
+    # --- executors ----------------------------------------------------------------------------------
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> SinkCommitMessage:
+        batches = iter(iterator)
+        info = self._task_info()
+        records = records_of(batches, self.columns, self.options.topic)
+        task = TaskWriter(self.options, self._producer_factory, self._admin_factory)
+        bookkeeping = self.bookkeeping
+        if bookkeeping is None:
+            message = task.write_at_least_once(records, info)
+        else:
+            transactional_id = bookkeeping.transactional_id(info.partition)
+            message = task.write_transactional(records, info, transactional_id, bookkeeping)
+        for _ in batches:  # rows of a batch already committed are not read; let Spark finish sending them
+            pass
+        return message
+
+    # --- driver -------------------------------------------------------------------------------------
+
+    def commit(self, messages: List[Optional[WriterCommitMessage]], batchId: int) -> None:
+        committed = 0
+        if self.options.exactly_once:
+            committed = commit_transactions(
+                self.options.bootstrap_servers,
+                messages,
+                batch_id=batchId,
+                timeout_ms=self.options.commit_timeout_ms,
+                completer_factory=self._completer_factory,
+            )
+        rows, skipped = summarize(messages)
+        logger.info("micro-batch %d: %d row(s) written, %d transaction(s) committed, %d task(s) found it "
+                    "committed already", batchId, rows, committed, skipped)
+
+    def abort(self, messages: List[Optional[WriterCommitMessage]], batchId: int) -> None:
+        if self.options.exactly_once:
+            abort_transactions(
+                self.options.bootstrap_servers,
+                messages,
+                batch_id=batchId,
+                timeout_ms=self.options.commit_timeout_ms,
+                completer_factory=self._completer_factory,
+            )
