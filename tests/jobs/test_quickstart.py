@@ -1,14 +1,17 @@
-"""The README's main job, run as a user would run it."""
+"""The README's main job, run as a user would run it, and the notebook-style example."""
 
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
 from pathlib import Path
 
 from rich.console import Console
 
-from jobs.quickstart import PAGES, run
+from broker_core.server.embedded import EmbeddedBroker
+from examples.topic_as_dataframe import partition_summary, read_topic, views_per_page
+from jobs.quickstart import EVENTS_TOPIC, PAGES, create_topics, page_view_events, produce, run
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -38,3 +41,16 @@ def test_a_bad_event_count_is_a_usage_error(tmp_path):
     )
     assert result.returncode == 2
     assert "--events must be positive" in result.stderr
+
+
+def test_the_notebook_example_reads_a_topic_as_a_dataframe(spark, tmp_path):
+    with EmbeddedBroker(tmp_path / "data") as broker:
+        create_topics(broker.bootstrap_servers)
+        produce(broker.bootstrap_servers, EVENTS_TOPIC, page_view_events(600, now_ms=1_700_000_000_000,
+                                                                         rng=random.Random(3)))
+        events = read_topic(spark, broker.bootstrap_servers, EVENTS_TOPIC)
+        assert events.columns[:7] == ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"]
+        summary = partition_summary(events).collect()
+        assert sum(row.records for row in summary) == 600
+        views = {row.page: row.views for row in views_per_page(events).collect()}
+        assert sum(views.values()) == 600 and set(views) <= set(PAGES)
