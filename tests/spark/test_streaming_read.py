@@ -15,6 +15,8 @@ from pyspark.errors import StreamingQueryException
 from pyspark.sql import functions as F
 
 from broker_core.client import Admin, TopicPartition
+from tests.cli.conftest import spate
+from tests.cli_groups.test_groups_cli import lag_by_partition
 from tests.spark.kafka_data import add_partitions, create_topic, produce, produce_values
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
@@ -182,5 +184,9 @@ def test_group_id_receives_each_batch_end_offsets_so_lag_tools_see_the_query(spa
             ends = admin.list_offsets({tp: -1 for tp in tps})
             lag = {tp: ends[tp].offset - offset for tp, offset in committed().items()}
             assert lag == {tps[0]: 5, tps[1]: 0}
+        # What an operator sees: `spate groups describe` reports the same lag per partition.
+        described = spate("groups", "describe", group, bootstrap=broker.bootstrap)
+        assert described.returncode == 0, described
+        assert lag_by_partition(described.stdout, topic) == {0: 5, 1: 0}
     finally:
         query.stop()
