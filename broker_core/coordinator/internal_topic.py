@@ -13,6 +13,7 @@ after a successful write.
 
 from __future__ import annotations
 
+import enum
 import logging
 from dataclasses import dataclass, field
 from typing import Iterator, Mapping, Protocol, Sequence
@@ -28,6 +29,14 @@ logger = logging.getLogger(__name__)
 
 # One key/value pair to write; a value of None is a tombstone.
 KeyValue = tuple[bytes, bytes | None]
+
+
+class PartitionStatus(enum.Enum):
+    """Where a coordinator is with a partition of its topic that this broker leads."""
+
+    LOADING = "loading"  # replaying its records; its keys answer COORDINATOR_LOAD_IN_PROGRESS
+    LOADED = "loaded"
+    FAILED = "failed"  # its log could not be read; its keys answer COORDINATOR_NOT_AVAILABLE
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ offsets and groups left empty with nothing stored.
 
 from __future__ import annotations
 
-import enum
 import logging
 from collections import deque
 from dataclasses import replace
@@ -38,6 +37,7 @@ from broker_core.coordinator.group.offsets_log import (
     offset_commit_value,
 )
 from broker_core.coordinator.group.offsets_topic import KeyValue, OffsetsTopic, TxnProducer
+from broker_core.coordinator.internal_topic import PartitionStatus
 from broker_core.coordinator.group.results import OffsetCommitEntry
 from broker_core.coordinator.partitioning import partition_for
 from broker_core.coordinator.scheduler import Scheduler, TimerHandle
@@ -47,12 +47,6 @@ from broker_core.storage.files import TopicPartition
 logger = logging.getLogger(__name__)
 
 E = ErrorCode
-
-
-class PartitionStatus(enum.Enum):
-    LOADING = "loading"
-    LOADED = "loaded"
-    FAILED = "failed"
 
 
 def _append_error(code: ErrorCode, *, for_offsets: bool) -> ErrorCode:

@@ -14,11 +14,10 @@ what a restart would not bring back.
 
 from __future__ import annotations
 
-import enum
 import logging
 from typing import Iterator
 
-from broker_core.coordinator.internal_topic import CoordinatorTopic
+from broker_core.coordinator.internal_topic import CoordinatorTopic, PartitionStatus
 from broker_core.coordinator.partitioning import partition_for
 from broker_core.coordinator.transaction.txn_log import (
     TxnLogRecordError,
@@ -34,12 +33,6 @@ from broker_core.protocol.errors import ErrorCode, KafkaError
 logger = logging.getLogger(__name__)
 
 E = ErrorCode
-
-
-class PartitionStatus(enum.Enum):
-    LOADING = "loading"
-    LOADED = "loaded"
-    FAILED = "failed"
 
 
 def _append_error(code: ErrorCode) -> ErrorCode:

@@ -22,11 +22,13 @@ def existing_partitions(ctx: BrokerContext, topic: str) -> frozenset[int]:
         return frozenset()
 
 
-def handle(ctx: BrokerContext, request: Request) -> Any:
-    body = request.body
+def requested_offsets(
+    ctx: BrokerContext, topics: Any
+) -> tuple[dict[TopicPartition, OffsetCommitEntry], dict[TopicPartition, ErrorCode]]:
+    """The offsets of a commit request for partitions that exist, and errors for the others."""
     errors: dict[TopicPartition, ErrorCode] = {}
     offsets: dict[TopicPartition, OffsetCommitEntry] = {}
-    for topic in body.topics:
+    for topic in topics:
         known = existing_partitions(ctx, topic.name)
         for p in topic.partitions:
             tp = TopicPartition(topic.name, p.partition_index)
@@ -34,6 +36,12 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
                 offsets[tp] = OffsetCommitEntry(p.committed_offset, p.committed_leader_epoch, p.committed_metadata)
             else:
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    return offsets, errors
+
+
+def handle(ctx: BrokerContext, request: Request) -> Any:
+    body = request.body
+    offsets, errors = requested_offsets(ctx, body.topics)
     if offsets:
         errors.update(
             ctx.group_coordinator.commit_offsets(

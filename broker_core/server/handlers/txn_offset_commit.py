@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from broker_core.coordinator.group.results import OffsetCommitEntry
 from broker_core.protocol.connection import Request
 from broker_core.protocol.errors import ErrorCode
 from broker_core.protocol.messages.txn_offset_commit import TxnOffsetCommitResponse
 from broker_core.server.context import BrokerContext
-from broker_core.server.handlers.offset_commit import existing_partitions
+from broker_core.server.handlers.offset_commit import requested_offsets
 from broker_core.server.handlers.txn_errors import for_version
 from broker_core.storage.files import TopicPartition
 
@@ -24,16 +23,7 @@ R = TxnOffsetCommitResponse
 def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
     version = request.api_version
-    errors: dict[TopicPartition, ErrorCode] = {}
-    offsets: dict[TopicPartition, OffsetCommitEntry] = {}
-    for topic in body.topics:
-        known = existing_partitions(ctx, topic.name)
-        for p in topic.partitions:
-            tp = TopicPartition(topic.name, p.partition_index)
-            if p.partition_index in known:
-                offsets[tp] = OffsetCommitEntry(p.committed_offset, p.committed_leader_epoch, p.committed_metadata)
-            else:
-                errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    offsets, errors = requested_offsets(ctx, body.topics)
     if offsets:
         if ctx.group_coordinator is None:
             errors.update({tp: ErrorCode.COORDINATOR_NOT_AVAILABLE for tp in offsets})
