@@ -6,17 +6,22 @@ The schema is Spark's Kafka source schema, column for column::
     timestamp timestamp, timestampType int
     [, headers array<struct<key: string, value: binary>>]   -- with includeHeaders
 
-Fetched batches arrive as parallel Python lists (one per column), so each
-Arrow column is built by one pyarrow call over a list; no Python object per
-row is created here. Several fetched batches are gathered into one Arrow
-batch of up to ``max_rows`` rows, since Spark handles a few large Arrow
-batches much faster than many small ones.
+Fetched batches arrive either as parallel Python lists (one per column),
+each column then built by one pyarrow call over a list, or already decoded
+into numpy and Arrow arrays (``broker_core.records.columnar``), which are
+only concatenated; the constant columns (topic, partition, timestampType)
+are built from buffers. No Python object per row is created here. Several
+fetched batches are gathered into one Arrow batch of up to ``max_rows``
+rows, since Spark handles a few large Arrow batches much faster than many
+small ones.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql.types import (
     ArrayType,
@@ -30,6 +35,7 @@ from pyspark.sql.types import (
 )
 
 from broker_core.client import FetchedBatch
+from broker_core.records.columnar import ColumnarBatch
 
 DEFAULT_MAX_ROWS = 65_536
 
@@ -61,7 +67,12 @@ def arrow_schema(include_headers: bool = False) -> pa.Schema:
 
 
 class ArrowBatchBuilder:
-    """Gathers slices of fetched batches of one partition and emits Arrow record batches."""
+    """Gathers slices of fetched batches of one partition and emits Arrow record batches.
+
+    Rows come either as a client :class:`FetchedBatch` (Python lists, gathered
+    and converted together) or as a :class:`ColumnarBatch` (arrays already,
+    kept as they are); a built batch concatenates them in the order added.
+    """
 
     def __init__(self, include_headers: bool = False, max_rows: int = DEFAULT_MAX_ROWS) -> None:
         if max_rows < 1:
@@ -77,15 +88,18 @@ class ArrowBatchBuilder:
         self._offsets: list[int] = []
         self._timestamps: list[int] = []
         self._headers: list[tuple] = []
+        # Rows added before the lists above, already as arrays.
+        self._chunks: list[_Chunk] = []
+        self._rows = 0
         # Runs of (topic, partition, timestampType, row count): constant columns are built per run.
         self._runs: list[tuple[str, int, int, int]] = []
 
     def __len__(self) -> int:
-        return len(self._offsets)
+        return self._rows
 
     @property
     def full(self) -> bool:
-        return len(self._offsets) >= self.max_rows
+        return self._rows >= self.max_rows
 
     def add(self, batch: FetchedBatch, start: int = 0, stop: int | None = None) -> None:
         """Add rows ``[start, stop)`` of ``batch`` (all of them by default)."""
@@ -107,35 +121,102 @@ class ArrowBatchBuilder:
             self._timestamps += batch.timestamps[start:stop]
             if self.include_headers:
                 self._headers += batch.headers[start:stop]
-        kind = int(batch.timestamp_type)
+        self._add_run(batch.topic, batch.partition, int(batch.timestamp_type), stop - start)
+
+    def add_columns(
+        self, topic: str, partition: int, columns: ColumnarBatch, start: int = 0, stop: int | None = None
+    ) -> None:
+        """Add rows ``[start, stop)`` of a batch decoded into columns (all of them by default)."""
+        stop = len(columns) if stop is None else stop
+        if stop <= start:
+            return
+        self._flush_lists()
+        if start != 0 or stop != len(columns):
+            columns = columns.slice(start, stop)
+        headers = columns.headers if self.include_headers else None
+        self._chunks.append(_Chunk(columns.keys, columns.values, columns.offsets, columns.timestamps, headers))
+        self._add_run(topic, partition, int(columns.timestamp_type), stop - start)
+
+    def _add_run(self, topic: str, partition: int, kind: int, count: int) -> None:
+        self._rows += count
         last = self._runs[-1] if self._runs else None
-        if last is not None and last[:3] == (batch.topic, batch.partition, kind):
-            self._runs[-1] = (batch.topic, batch.partition, kind, last[3] + stop - start)
+        if last is not None and last[:3] == (topic, partition, kind):
+            self._runs[-1] = (topic, partition, kind, last[3] + count)
         else:
-            self._runs.append((batch.topic, batch.partition, kind, stop - start))
+            self._runs.append((topic, partition, kind, count))
+
+    def _flush_lists(self) -> None:
+        """Turn the rows gathered as lists into a chunk, so later chunks follow them."""
+        if not self._offsets:
+            return
+        self._chunks.append(
+            _Chunk(
+                pa.array(self._keys, pa.binary()),
+                pa.array(self._values, pa.binary()),
+                np.array(self._offsets, np.int64),
+                np.array(self._timestamps, np.int64),
+                self._headers if self.include_headers and any(self._headers) else None,
+            )
+        )
+        self._keys, self._values, self._offsets, self._timestamps, self._headers = [], [], [], [], []
 
     def build(self) -> pa.RecordBatch | None:
         """The gathered rows as one record batch (None when empty); the builder starts over."""
-        if not self._offsets:
+        if not self._rows:
             return None
+        self._flush_lists()
         schema = self.schema
-        topics: list[str] = []
-        partitions: list[int] = []
-        kinds: list[int] = []
-        for topic, partition, kind, count in self._runs:
-            topics += [topic] * count
-            partitions += [partition] * count
-            kinds += [kind] * count
+        chunks, runs, rows = self._chunks, self._runs, self._rows
+        self._reset()
         columns = [
-            pa.array(self._keys, pa.binary()),
-            pa.array(self._values, pa.binary()),
-            pa.array(topics, pa.string()),
-            pa.array(partitions, pa.int32()),
-            pa.array(self._offsets, pa.int64()),
-            pa.array(self._timestamps, pa.timestamp("ms", tz="UTC")).cast(schema.field("timestamp").type),
-            pa.array(kinds, pa.int32()),
+            _concat([c.keys for c in chunks]),
+            _concat([c.values for c in chunks]),
+            _concat([_constant_strings(topic, count) for topic, _, _, count in runs]),
+            pa.array(np.repeat([r[1] for r in runs], [r[3] for r in runs]).astype(np.int32)),
+            pa.array(_join([c.offsets for c in chunks])),
+            pa.array(_join([c.timestamps for c in chunks]), pa.timestamp("ms", tz="UTC")).cast(
+                schema.field("timestamp").type
+            ),
+            pa.array(np.repeat([r[2] for r in runs], [r[3] for r in runs]).astype(np.int32)),
         ]
         if self.include_headers:
-            columns.append(pa.array(self._headers, schema.field("headers").type))
-        self._reset()
+            columns.append(_headers_column(chunks, rows, schema.field("headers").type))
         return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+@dataclass(frozen=True, slots=True)
+class _Chunk:
+    keys: pa.Array
+    values: pa.Array
+    offsets: np.ndarray
+    timestamps: np.ndarray
+    headers: list[tuple] | None  # None: no row of the chunk has headers (or they are not wanted)
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+
+def _concat(arrays: list[pa.Array]) -> pa.Array:
+    return arrays[0] if len(arrays) == 1 else pa.concat_arrays(arrays)
+
+
+def _join(arrays: list[np.ndarray]) -> np.ndarray:
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
+
+def _constant_strings(text: str, count: int) -> pa.Array:
+    """``count`` copies of ``text`` as an Arrow string array, built from its buffers."""
+    encoded = text.encode("utf-8")
+    # int32 offsets, as Spark's string type needs; converting checks they fit.
+    offsets = pa.array(np.arange(count + 1, dtype=np.int64) * len(encoded), pa.int32())
+    return pa.Array.from_buffers(pa.string(), count, [None, offsets.buffers()[1], pa.py_buffer(encoded * count)])
+
+
+def _headers_column(chunks: list[_Chunk], rows: int, kind: pa.DataType) -> pa.Array:
+    if all(c.headers is None for c in chunks):
+        # Every row has no headers: empty lists over an empty child array.
+        return pa.ListArray.from_arrays(pa.array(np.zeros(rows + 1, np.int32)), pa.array([], kind.value_type))
+    headers: list[tuple] = []
+    for chunk in chunks:
+        headers += chunk.headers if chunk.headers is not None else [()] * len(chunk)
+    return pa.array(headers, kind)

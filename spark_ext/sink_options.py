@@ -17,6 +17,10 @@ at fault.
 ``sinkBookkeepingTopic``            topic whose partition 0 keys the per-task batch records
                                     (default ``_spate_sink_batches``, created on first use)
 ``commitTimeoutMs``                 how long the driver keeps trying to end the transactions
+``sourceGroupId``                   consumer group of the query's spate source: each micro-batch's
+                                    source offsets (read from the checkpoint's offset log) are
+                                    committed to it inside the batch's transactions (exactly_once
+                                    streaming only; needs a local ``checkpointLocation``)
 ==================================  ==================================================================
 
 ``kafka.``-prefixed producer settings that Spate's producer has are passed on
@@ -31,6 +35,8 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping
+
+from spark_ext.checkpoint_offsets import CheckpointOffsetsError, local_checkpoint_dir
 
 DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000
 DEFAULT_COMMIT_TIMEOUT_MS = 120_000
@@ -56,6 +62,7 @@ _DISPLAY = {
         "kafka.transaction.timeout.ms",
         "sinkBookkeepingTopic",
         "commitTimeoutMs",
+        "sourceGroupId",
         "checkpointLocation",
         "path",
     )
@@ -116,6 +123,9 @@ class SinkOptions:
     bookkeeping_topic: str = DEFAULT_BOOKKEEPING_TOPIC
     commit_timeout_ms: int = DEFAULT_COMMIT_TIMEOUT_MS
     producer_settings: dict[str, Any] = field(default_factory=dict)
+    # sourceGroupId, and the local checkpoint directory whose offset log it is committed from.
+    source_group_id: str | None = None
+    checkpoint_dir: str | None = None
 
     @property
     def exactly_once(self) -> bool:
@@ -160,6 +170,7 @@ def parse_sink_options(options: Mapping[str, str], *, streaming: bool) -> SinkOp
                 "deliveryGuarantee=at_least_once",
             )
         prefix = sink_id_for_checkpoint(checkpoint)
+    source_group_id, checkpoint_dir = _source_group(opts, streaming, delivery)
     return SinkOptions(
         bootstrap_servers=bootstrap_servers,
         topic=topic,
@@ -169,6 +180,8 @@ def parse_sink_options(options: Mapping[str, str], *, streaming: bool) -> SinkOp
         bookkeeping_topic=bookkeeping_topic,
         commit_timeout_ms=commit_timeout_ms,
         producer_settings=producer_settings,
+        source_group_id=source_group_id,
+        checkpoint_dir=checkpoint_dir,
     )
 
 
@@ -298,6 +311,32 @@ def _bookkeeping_topic(opts: Mapping[str, str]) -> str:
     if not topic:
         raise SinkOptionError("sinkBookkeepingTopic", "is empty")
     return topic
+
+
+def _source_group(
+    opts: Mapping[str, str], streaming: bool, delivery: DeliveryGuarantee
+) -> tuple[str | None, str | None]:
+    """(sourceGroupId, local checkpoint directory), or (None, None) when the option is not set."""
+    if "sourcegroupid" not in opts:
+        return None, None
+    group = opts["sourcegroupid"].strip()
+    if not group:
+        raise SinkOptionError("sourceGroupId", "is empty")
+    if not streaming:
+        raise SinkOptionError("sourceGroupId", "only applies to streaming writes (writeStream), whose checkpoint "
+                              "records each micro-batch's source offsets")
+    if delivery is not DeliveryGuarantee.EXACTLY_ONCE:
+        raise SinkOptionError("sourceGroupId", "commits offsets inside the sink's transactions: it needs "
+                              "deliveryGuarantee=exactly_once")
+    checkpoint = opts.get("checkpointlocation", "").strip()
+    if not checkpoint:
+        raise SinkOptionError("sourceGroupId", "needs the query's checkpoint, passed with "
+                              ".option('checkpointLocation', ...) on the writer, to read each batch's source offsets")
+    try:
+        directory = local_checkpoint_dir(checkpoint)
+    except CheckpointOffsetsError as exc:
+        raise SinkOptionError("sourceGroupId", f"reads the offset log from the local filesystem only: {exc}") from None
+    return group, str(directory)
 
 
 def _int(opts: Mapping[str, str], name: str, default: int, *, minimum: int) -> int:

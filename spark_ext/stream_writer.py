@@ -5,7 +5,9 @@ partition on the executors (see :mod:`spark_ext.sink_task` for what a task
 does) and then :meth:`commit` or :meth:`abort` once on the driver with the
 tasks' messages and the batch id (see :mod:`spark_ext.sink_commit`). Spark
 builds the writer anew for each micro-batch and for each commit, so
-constructing it does no I/O.
+constructing it does no I/O. With ``sourceGroupId`` the driver's commit
+first reads the batch's source offsets from the checkpoint's offset log
+(:mod:`spark_ext.checkpoint_offsets`) and commits them with the batch.
 """
 
 from __future__ import annotations
@@ -18,8 +20,15 @@ from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMess
 
 from broker_core.client import Admin, Producer
 from broker_core.client.transaction_completion import TransactionCompleter
+from broker_core.client.transaction_offsets import TransactionOffsetsWriter
 from spark_ext.sink_bookkeeping import BatchBookkeeping
-from spark_ext.sink_commit import abort_transactions, commit_transactions, summarize
+from spark_ext.sink_commit import (
+    SourceOffsets,
+    abort_transactions,
+    batch_source_offsets,
+    commit_transactions,
+    summarize,
+)
 from spark_ext.sink_options import SinkOptions
 from spark_ext.sink_records import records_of
 from spark_ext.sink_schema import SinkColumns
@@ -40,6 +49,7 @@ class SpateStreamWriter(DataSourceStreamArrowWriter):
         producer_factory: Callable[..., Producer] = Producer,
         admin_factory: Callable[..., Admin] = Admin,
         completer_factory: Callable[[str], TransactionCompleter] = TransactionCompleter,
+        offsets_writer_factory: Callable[[str], TransactionOffsetsWriter] = TransactionOffsetsWriter,
     ) -> None:
         self.options = options
         self.columns = columns
@@ -47,6 +57,7 @@ class SpateStreamWriter(DataSourceStreamArrowWriter):
         self._producer_factory = producer_factory
         self._admin_factory = admin_factory
         self._completer_factory = completer_factory
+        self._offsets_writer_factory = offsets_writer_factory
 
     @property
     def bookkeeping(self) -> BatchBookkeeping | None:
@@ -83,10 +94,33 @@ class SpateStreamWriter(DataSourceStreamArrowWriter):
                 batch_id=batchId,
                 timeout_ms=self.options.commit_timeout_ms,
                 completer_factory=self._completer_factory,
+                source_offsets=self._source_offsets(batchId),
+                offsets_writer_factory=self._offsets_writer_factory,
+                offsets_producer_factory=self._offsets_producer,
             )
         rows, skipped = summarize(messages)
         logger.info("micro-batch %d: %d row(s) written, %d transaction(s) committed, %d task(s) found it "
                     "committed already", batchId, rows, committed, skipped)
+
+    def _source_offsets(self, batch_id: int) -> SourceOffsets | None:
+        group, checkpoint, sink_id = (
+            self.options.source_group_id, self.options.checkpoint_dir, self.options.transactional_id_prefix
+        )
+        if group is None or checkpoint is None or sink_id is None:
+            return None
+        source = batch_source_offsets(group, checkpoint, batch_id, sink_id)
+        if not source.offsets:
+            logger.warning("micro-batch %d: sourceGroupId %r is set but the offset log names no spate source "
+                           "offsets; the group is not moved", batch_id, group)
+        return source
+
+    def _offsets_producer(self, transactional_id: str) -> Producer:
+        return self._producer_factory(
+            self.options.bootstrap_servers,
+            **self.options.producer_settings,
+            transactional_id=transactional_id,
+            transaction_timeout_ms=self.options.transaction_timeout_ms,
+        )
 
     def abort(self, messages: List[Optional[WriterCommitMessage]], batchId: int) -> None:
         if self.options.exactly_once:

@@ -17,7 +17,9 @@ brokers and to any other Kafka-compatible broker alike::
 Consumer groups (``Consumer(group_id=...).subscribe``, ``commit``,
 ``committed``) and transactions (``Producer(transactional_id=...)``,
 ``init_transactions``, ``begin_transaction``, ``send_offsets_to_transaction``,
-``commit_transaction``, ``abort_transaction``) follow Kafka's client API.
+``commit_transaction``, ``abort_transaction``) follow Kafka's client API;
+``Producer.prepare_handoff`` hands an open transaction to another process,
+which ends it with ``transaction_completion.complete_transaction``.
 
 This module is the public API; everything else in the package is internal.
 """
@@ -60,8 +62,10 @@ from broker_core.client.errors import (
     TransactionAbortedError,
     UnsupportedApiError,
 )
+from broker_core.client.future_record_metadata import FutureRecordMetadata
 from broker_core.client.list_offsets import EARLIEST, LATEST
 from broker_core.client.murmur2 import murmur2, partition_for_key
+from broker_core.client.open_transaction import OpenTransaction
 from broker_core.client.partitioner import DefaultPartitioner, Partitioner
 from broker_core.client.producer import Producer
 from broker_core.client.record_metadata import RecordMetadata
@@ -91,6 +95,7 @@ __all__ = [
     "DefaultPartitioner",
     "ErrorCode",
     "FetchedBatch",
+    "FutureRecordMetadata",
     "GroupDescription",
     "GroupListing",
     "InvalidTxnStateError",
@@ -103,6 +108,7 @@ __all__ = [
     "OffsetAndMetadata",
     "OffsetAndTimestamp",
     "OffsetOutOfRangeError",
+    "OpenTransaction",
     "PartitionAssignor",
     "PartitionDescription",
     "Partitioner",

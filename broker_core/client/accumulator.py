@@ -79,6 +79,13 @@ class RecordAccumulator:
         self.compression = compression
         self.delivery_timeout = delivery_timeout
         self._batches: dict[TopicPartition, deque[ProducerBatch]] = {}
+        # The same queues by (topic, partition): ``append_record`` looks them up without
+        # building and hashing a TopicPartition per record.
+        self._queues: dict[tuple[str, int], tuple[TopicPartition, deque[ProducerBatch]]] = {}
+        # The queue ``append_record`` used last, found again without a dict lookup.
+        self._last_topic: str | None = None
+        self._last_partition = -1
+        self._last_queue: tuple[TopicPartition, deque[ProducerBatch]] | None = None
         self._flushes = 0
         self._drain_start = 0
         self.closing = False
@@ -92,13 +99,12 @@ class RecordAccumulator:
         key: bytes | None,
         value: bytes | None,
         headers: tuple[Header, ...],
-        future: Future[RecordMetadata],
+        future: Future[RecordMetadata] | None,
         now: float,
     ) -> AppendResult:
-        queue = self._batches.get(topic_partition)
-        if queue is None:
-            queue = self._batches[topic_partition] = deque()
-        elif queue:
+        """Add one record; ``future``, if given, is settled with the record's outcome."""
+        queue = self._queue(topic_partition)
+        if queue:
             last = queue[-1]
             if last.try_append(timestamp, key, value, headers, future):
                 return AppendResult(last, False, last.is_full)
@@ -106,6 +112,48 @@ class RecordAccumulator:
         batch.try_append(timestamp, key, value, headers, future)
         queue.append(batch)
         return AppendResult(batch, True, len(queue) > 1 or batch.is_full)
+
+    def append_record(
+        self,
+        topic: str,
+        partition: int,
+        timestamp: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: tuple[Header, ...],
+        clock: Callable[[], float],
+    ) -> tuple[ProducerBatch, bool, bool]:
+        """``append`` for the producer's hot path: ``(batch, new_batch, batch_closed)``.
+
+        The record is ``batch.record_count - 1`` in its batch; ``clock`` is
+        only read when a batch is created.
+        """
+        if topic is self._last_topic and partition == self._last_partition:
+            known = self._last_queue  # sticky partitioning: usually the same partition as last time
+        else:
+            known = self._queues.get((topic, partition))
+            if known is not None:
+                self._last_topic, self._last_partition, self._last_queue = topic, partition, known
+        if known is None:
+            tp = TopicPartition(topic, partition)
+            queue = self._queue(tp)
+        else:
+            tp, queue = known
+            if queue:
+                last = queue[-1]
+                if last.try_append(timestamp, key, value, headers):
+                    return last, False, last.is_full
+        batch = ProducerBatch(tp, clock(), capacity=self.batch_size, compression=self.compression)
+        batch.try_append(timestamp, key, value, headers)
+        queue.append(batch)
+        return batch, True, len(queue) > 1 or batch.is_full
+
+    def _queue(self, topic_partition: TopicPartition) -> deque[ProducerBatch]:
+        queue = self._batches.get(topic_partition)
+        if queue is None:
+            queue = self._batches[topic_partition] = deque()
+            self._queues[(topic_partition.topic, topic_partition.partition)] = (topic_partition, queue)
+        return queue
 
     # --- readiness and draining ----------------------------------------------------------------
 
@@ -174,7 +222,7 @@ class RecordAccumulator:
 
     def reenqueue(self, batch: ProducerBatch) -> None:
         """Put a batch back for a retry, ahead of newer batches and in sequence order."""
-        queue = self._batches.setdefault(batch.topic_partition, deque())
+        queue = self._queue(batch.topic_partition)
         index = 0
         if batch.has_sequence:
             index = next(
@@ -211,7 +259,8 @@ class RecordAccumulator:
     def abort_all(self) -> list[ProducerBatch]:
         """Remove and return every queued batch (the caller fails them)."""
         batches = [batch for queue in self._batches.values() for batch in queue]
-        self._batches.clear()
+        for queue in self._batches.values():
+            queue.clear()
         return batches
 
     def partition_count(self) -> int:

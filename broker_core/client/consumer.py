@@ -269,6 +269,11 @@ class Consumer:
             out = drain()
             # Send the next fetches before handing data out, so they overlap with the caller's work.
             self._step()
+            if not out and self._fetcher.has_buffered():
+                # The step's network poll brought data in: hand it out now rather than
+                # block below with records waiting, and fetch again behind it.
+                out = drain()
+                self._fetcher.send_fetches()
             if out:
                 return out
             remaining = deadline - self._clock()

@@ -32,7 +32,9 @@ next: :class:`ProducerFencedError` (another instance took over the id; only
 ``close`` is left), :class:`TransactionAbortableError` (something in the
 transaction failed: ``abort_transaction`` and retry the work) and
 :class:`InvalidTxnStateError` (calls out of order). A transaction still open
-when the producer closes is aborted. The transaction calls block up to
+when the producer closes is aborted, unless it was handed over to another
+process with ``prepare_handoff`` (see ``transaction_completion.py``). The
+transaction calls block up to
 their ``timeout_ms`` (default ``max_block_ms``); after a KafkaTimeoutError
 the same call may be made again to keep waiting for the same outcome.
 """
@@ -51,11 +53,12 @@ from broker_core.client.admin_types import OffsetAndMetadata
 from broker_core.client.config import ClientConfig, parse_acks, parse_compression
 from broker_core.client.connection import SocketFactory
 from broker_core.client.errors import ClientClosedError, InvalidTxnStateError, KafkaTimeoutError
+from broker_core.client.future_record_metadata import DeliveryCallback, FutureRecordMetadata, ProduceResult
 from broker_core.client.metadata import ClusterSnapshot
 from broker_core.client.network_client import NetworkClient
+from broker_core.client.open_transaction import OpenTransaction
 from broker_core.client.partitioner import DefaultPartitioner, Partitioner
 from broker_core.client.producer_batch import ProducerBatch
-from broker_core.client.record_metadata import RecordMetadata
 from broker_core.client.retry import Backoff
 from broker_core.client.sender import Sender
 from broker_core.client.topic_partition import TopicPartition
@@ -65,7 +68,6 @@ from broker_core.records.compression import Compression
 from broker_core.records.record import Header
 
 HeadersArg = Mapping[str, "bytes | str | None"] | Iterable[tuple[str, "bytes | str | None"]] | None
-DeliveryCallback = Callable[["RecordMetadata | None", "BaseException | None"], None]
 
 MAX_IN_FLIGHT_FOR_IDEMPOTENCE = 5
 # Fixed bytes a record adds around its key, value and headers, at most (varints and attributes).
@@ -194,6 +196,7 @@ class Producer:
             compression=compression,
             delivery_timeout=delivery_timeout_ms / 1000,
         )
+        self._no_linger = linger_ms <= 0
         self._lock = threading.Lock()
         self._batch_done = threading.Condition(self._lock)
         # Incomplete batches and the buffer memory each one holds.
@@ -204,6 +207,15 @@ class Producer:
         self._transactions = (
             TransactionManager(transactional_id, transaction_timeout_ms) if self.idempotent else None
         )
+        # The manager when transactional: send() checks every record against the transaction.
+        self._transactional = (
+            self._transactions if self._transactions is not None and self._transactions.is_transactional else None
+        )
+        # topic -> (metadata snapshot, partition count, partitions with a leader), read from that
+        # snapshot: send() looks a topic up once per snapshot, not once per record.
+        self._topics: dict[str, tuple[ClusterSnapshot, int, tuple[int, ...]]] = {}
+        # Set by prepare_handoff: close() then leaves the open transaction to its new owner.
+        self._handed_off = False
         self._sender = Sender(
             network=self._network,
             accumulator=self._accumulator,
@@ -234,7 +246,7 @@ class Producer:
         headers: HeadersArg = None,
         *,
         on_delivery: DeliveryCallback | None = None,
-    ) -> Future[RecordMetadata]:
+    ) -> FutureRecordMetadata:
         """Queue one record; the future resolves to its RecordMetadata or fails with the reason.
 
         ``timestamp`` is milliseconds since the epoch (default: now).
@@ -250,25 +262,35 @@ class Producer:
             raise self._fatal
         if partition is not None and partition < 0:
             raise ValueError(f"partition must not be negative, not {partition}")
-        txn = self._transactions if self._transactions is not None and self._transactions.is_transactional else None
+        txn = self._transactional
         if txn is not None:
+            if self._handed_off:
+                raise InvalidTxnStateError("send() after prepare_handoff(): the transaction belongs to its new owner")
             txn.check_send(None)
-        key_bytes = _as_bytes(key, "key")
-        value_bytes = _as_bytes(value, "value")
-        record_headers = _as_headers(headers)
+        if value is not None and type(value) is not bytes:
+            value = _as_bytes(value, "value")
+        if key is not None and type(key) is not bytes:
+            key = _as_bytes(key, "key")
+        record_headers = _as_headers(headers) if headers else ()
         stamp = self._time_ms() if timestamp is None else int(timestamp)
-        deadline = self._clock() + self._max_block
         snapshot = self._metadata.snapshot
-        count = snapshot.partition_count(topic)
+        known = self._topics.get(topic)
+        if known is not None and known[0] is snapshot:
+            _, count, available = known
+        else:
+            count = snapshot.partition_count(topic)
+            available = snapshot.available_partitions(topic)
+            if count is not None:
+                self._topics[topic] = (snapshot, count, available)
+        deadline = None
         if count is None or (partition is not None and partition >= count):
+            deadline = self._clock() + self._max_block
             snapshot, count = self._wait_for_partitions(topic, partition, deadline)
+            available = snapshot.available_partitions(topic)
 
-        # Cancelling this future does not stop the record; it only drops the result.
-        future: Future[RecordMetadata] = Future()
-        if on_delivery is not None:
-            future.add_done_callback(_delivery_adapter(on_delivery))
-        size = _RECORD_OVERHEAD + len(key_bytes or b"") + len(value_bytes or b"")
-        size += sum(len(name) + len(value or b"") + 10 for name, value in record_headers)
+        size = _RECORD_OVERHEAD + (len(key) if key is not None else 0) + (len(value) if value is not None else 0)
+        if record_headers:
+            size += sum(len(name) + len(header or b"") + 10 for name, header in record_headers)
         if size > self._max_request_size:
             error = KafkaError(
                 ErrorCode.MESSAGE_TOO_LARGE,
@@ -276,30 +298,39 @@ class Producer:
             )
             if txn is not None:
                 txn.send_failed(error)  # the transaction would commit without this record
-            future.set_exception(error)
-            return future
+            refused = ProduceResult(topic, -1 if partition is None else partition)
+            if on_delivery is not None:
+                refused.add_callback(0, on_delivery)
+            refused.fail(error)
+            return FutureRecordMetadata(refused, 0)
 
         with self._lock:
             if self._buffered >= self._buffer_memory:
-                self._wait_for_memory(deadline)
+                self._wait_for_memory(self._clock() + self._max_block if deadline is None else deadline)
             if partition is None:
-                partition = self._partitioner.partition(topic, key_bytes, count, snapshot.available_partitions(topic))
-            tp = TopicPartition(topic, partition)
+                partition = self._partitioner.partition(topic, key, count, available)
             if txn is not None:
-                txn.check_send(tp)
-            result = self._accumulator.append(tp, stamp, key_bytes, value_bytes, record_headers, future, self._clock())
-            if result.new_batch:
-                reserved = max(self._accumulator.batch_size, result.batch.size_in_bytes)
-                self._incomplete[result.batch] = reserved
+                txn.check_send(TopicPartition(topic, partition))
+            batch, new_batch, batch_closed = self._accumulator.append_record(
+                topic, partition, stamp, key, value, record_headers, self._clock
+            )
+            index = batch.record_count - 1
+            if on_delivery is not None:
+                batch.result.add_callback_unlocked(index, on_delivery)
+            if new_batch:
+                reserved = max(self._accumulator.batch_size, batch.size_in_bytes)
+                self._incomplete[batch] = reserved
                 self._buffered += reserved
-            if result.batch_closed:
-                self._partitioner.batch_closed(topic, partition, count, snapshot.available_partitions(topic))
-        # A sender with requests in flight looks at the queues again as soon as a
-        # response arrives; only an idle one needs waking (a syscall, and a GIL
-        # hand-over, per batch otherwise).
-        if (result.new_batch or result.batch_closed) and self._sender.idle:
+            if batch_closed:
+                self._partitioner.batch_closed(topic, partition, count, available)
+        if (new_batch or batch_closed) and (self._sender.idle or (new_batch and self._no_linger)):
+            # An idle sender waits for nothing but a timer: wake it to send, or to start
+            # the linger timer. One with requests in flight looks at the queues again at
+            # the next response, except that without linger a new batch is sendable at
+            # once and must not wait for a round trip. Waking costs a syscall (and a GIL
+            # hand-over) only while the sender is blocked in poll.
             self._network.wakeup()
-        return future
+        return FutureRecordMetadata(batch.result, index)
 
     def _wait_for_partitions(
         self, topic: str, partition: int | None, deadline: float
@@ -427,12 +458,63 @@ class Producer:
         txn = self._transaction_manager("abort_transaction")
         self._await(txn.begin_abort(), timeout_ms, "abort_transaction")
 
-    def _transaction_manager(self, call: str) -> TransactionManager:
+    def transaction_identity(self) -> OpenTransaction:
+        """``(transactional_id, producer_id, producer_epoch)`` this producer writes under.
+
+        Available once ``init_transactions`` has completed, and still after
+        ``close``. Another process can end this producer's open transaction
+        with it (see ``prepare_handoff``). Raises InvalidTxnStateError for a
+        producer that is not transactional or not yet initialised.
+        """
+        txn = self._transactional
+        if txn is None:
+            raise InvalidTxnStateError("transaction_identity() needs a producer created with a transactional_id")
+        producer_id, producer_epoch = txn.producer_id, txn.producer_epoch
+        if producer_id < 0 or producer_epoch < 0:
+            raise InvalidTxnStateError("transaction_identity() needs init_transactions() to have completed")
+        return OpenTransaction(txn.transactional_id, producer_id, producer_epoch)  # type: ignore[arg-type]
+
+    def prepare_handoff(self, timeout_ms: float | None = None) -> OpenTransaction:
+        """Get the open transaction ready for another process to commit or abort; returns its identity.
+
+        Call it after the transaction's last ``send`` and
+        ``send_offsets_to_transaction``. Waits (up to ``timeout_ms``, default
+        ``max_block_ms``) until every record of the transaction is
+        acknowledged, then checks the transaction is open and healthy.
+        Afterwards ``close`` leaves the transaction open instead of aborting
+        it, so it stays open until its new owner ends it (EndTxn with this
+        identity, see ``transaction_completion.py``) or the coordinator
+        aborts it after ``transaction_timeout_ms``. From then on ``send`` and
+        the transaction calls raise InvalidTxnStateError; calling
+        ``prepare_handoff`` again returns the same identity.
+
+        Raises InvalidTxnStateError when no transaction is open (none was
+        begun, or it is committing or aborting), TransactionAbortableError
+        when part of it failed (abort it; this producer still aborts it on
+        ``close``), ProducerFencedError or another fatal error, and
+        KafkaTimeoutError when the records are not acknowledged in time.
+        """
+        txn = self._transaction_manager("prepare_handoff", after_handoff=True)
+        if self._handed_off:
+            return self.transaction_identity()
+        timeout = self._max_block if timeout_ms is None else max(0.0, timeout_ms) / 1000
+        txn.check_open("prepare_handoff")
+        self.flush(timeout)
+        txn.check_open("prepare_handoff")
+        identity = self.transaction_identity()
+        self._handed_off = True
+        return identity
+
+    def _transaction_manager(self, call: str, *, after_handoff: bool = False) -> TransactionManager:
         if self._closed:
             raise ClientClosedError(f"{call}() after the producer was closed")
-        txn = self._transactions
-        if txn is None or not txn.is_transactional:
+        txn = self._transactional
+        if txn is None:
             raise InvalidTxnStateError(f"{call}() needs a producer created with a transactional_id")
+        if self._handed_off and not after_handoff:
+            raise InvalidTxnStateError(
+                f"{call}() after prepare_handoff(): the transaction belongs to its new owner; close the producer"
+            )
         return txn
 
     def _await(self, result: Future[None], timeout_ms: float | None, call: str) -> None:
@@ -447,20 +529,23 @@ class Producer:
 
     # --- close ------------------------------------------------------------------------------------
 
-    def close(self, timeout: float | None = None) -> None:
+    def close(self, timeout: float | None = None, *, abort_open_transaction: bool | None = None) -> None:
         """Deliver what is queued (waiting at most ``timeout`` seconds), then stop.
 
         Records still undelivered when the timeout passes fail with
-        ClientClosedError. An open transaction is aborted. Calling close
-        again does nothing.
+        ClientClosedError. An open transaction is aborted, unless
+        ``abort_open_transaction`` is False, or it is None (the default) and
+        ``prepare_handoff`` handed the transaction over: then it stays open
+        for its new owner. Calling close again does nothing.
         """
         if self._closed:
             return
         self._closed = True
         with self._lock:
             self._accumulator.closing = True
-        if self._transactions is not None and self._transactions.is_transactional:
-            self._transactions.abort_on_close()
+        abort = not self._handed_off if abort_open_transaction is None else abort_open_transaction
+        if abort and self._transactional is not None:
+            self._transactional.abort_on_close()
         self._sender.initiate_close()
         if threading.current_thread() is self._sender.thread:
             return  # closing from a delivery callback: the sender winds down by itself
@@ -501,11 +586,3 @@ class Producer:
         self._fatal = error
         with self._lock:
             self._batch_done.notify_all()
-
-
-def _delivery_adapter(callback: DeliveryCallback) -> Callable[[Future[RecordMetadata]], None]:
-    def report(future: Future[RecordMetadata]) -> None:
-        error = future.exception()
-        callback(None if error is not None else future.result(), error)
-
-    return report

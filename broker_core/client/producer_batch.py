@@ -18,6 +18,7 @@ import struct
 from concurrent.futures import Future, InvalidStateError
 from typing import Any
 
+from broker_core.client.future_record_metadata import DeliveryCallback, ProduceResult
 from broker_core.client.record_metadata import RecordMetadata
 from broker_core.client.topic_partition import TopicPartition
 from broker_core.records.batch import (
@@ -34,13 +35,69 @@ from broker_core.records.batch import (
 )
 from broker_core.records.compression import Compression, compress
 from broker_core.records.record import Header, encode_record_into
+from broker_core.records.varint import encode_varint, encode_varlong
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 _CRC = struct.Struct(">I")
+# Zig-zag varints below 128 take one byte; most deltas and every null marker are among them.
+_ONE_BYTE: tuple[bytes, ...] = tuple(bytes((z,)) for z in range(0x80))
+_NULL = _ONE_BYTE[1]  # zig-zag -1: a null key or value
+_ZERO = _ONE_BYTE[0]  # the attributes byte, and a count of no headers
+
+
+def _encode_record(offset_delta: int, timestamp_delta: int, key: bytes | None, value: bytes | None) -> bytes:
+    """One header-less record: the same bytes as ``encode_record_into``, built with one join.
+
+    Layout: length, attributes (0), timestampDelta, offsetDelta, keyLength,
+    key, valueLength, value, headersCount (0); see ``records/record.py``.
+    Offset deltas and lengths below 8192 are written inline (one or two
+    varint bytes), as nearly all are; larger ones go through ``encode_varint``.
+    """
+    timestamp = _ONE_BYTE[timestamp_delta << 1] if 0 <= timestamp_delta < 64 else encode_varlong(timestamp_delta)
+    if offset_delta < 64:
+        offset = _ONE_BYTE[offset_delta << 1]
+    elif offset_delta < 8192:
+        offset = bytes(((offset_delta << 1) & 0x7F | 0x80, offset_delta >> 6))
+    else:
+        offset = encode_varint(offset_delta)
+    size = 2 + len(timestamp) + len(offset)
+    if key is None:
+        key_length = _NULL
+        key = b""
+        size += 1
+    else:
+        n = len(key)
+        if n < 64:
+            key_length = _ONE_BYTE[n << 1]
+        elif n < 8192:
+            key_length = bytes(((n << 1) & 0x7F | 0x80, n >> 6))
+        else:
+            key_length = encode_varint(n)
+        size += n + len(key_length)
+    if value is None:
+        value_length = _NULL
+        value = b""
+        size += 1
+    else:
+        n = len(value)
+        if n < 64:
+            value_length = _ONE_BYTE[n << 1]
+        elif n < 8192:
+            value_length = bytes(((n << 1) & 0x7F | 0x80, n >> 6))
+        else:
+            value_length = encode_varint(n)
+        size += n + len(value_length)
+    if size < 64:
+        length = _ONE_BYTE[size << 1]
+    elif size < 8192:
+        length = bytes(((size << 1) & 0x7F | 0x80, size >> 6))
+    else:
+        length = encode_varint(size)
+    return b"".join((length, _ZERO, timestamp, offset, key_length, key, value_length, value, _ZERO))
 
 
 class ProducerBatch:
-    """One partition's batch: its encoded records, their futures, and its send state.
+    """One partition's batch: its encoded records, their shared outcome, and its send state.
 
     Not thread-safe; the producer's lock guards appends, the sender owns a
     batch once it is drained.
@@ -56,7 +113,7 @@ class ProducerBatch:
         "record_count",
         "base_timestamp",
         "max_timestamp",
-        "futures",
+        "result",
         "timestamps",
         "attempts",
         "retry_at",
@@ -85,8 +142,9 @@ class ProducerBatch:
         self.record_count = 0
         self.base_timestamp = 0
         self.max_timestamp = 0
-        self.futures: list[Future[RecordMetadata]] = []
-        self.timestamps: list[int] = []
+        # The records' shared outcome; their futures read it (see future_record_metadata.py).
+        self.result = ProduceResult(topic_partition.topic, topic_partition.partition)
+        self.timestamps = self.result.timestamps
         self.attempts = 0
         self.retry_at = 0.0
         self.producer_id = NO_PRODUCER_ID
@@ -104,32 +162,44 @@ class ProducerBatch:
         key: bytes | None,
         value: bytes | None,
         headers: tuple[Header, ...],
-        future: Future[RecordMetadata],
+        future: Future[RecordMetadata] | None = None,
     ) -> bool:
         """Encode one record into the batch; False (batch unchanged) if it would overflow.
 
         The first record is always taken, however large, so that a record
-        bigger than the batch size still travels, alone.
+        bigger than the batch size still travels, alone. The record's
+        outcome is ``result`` at index ``record_count - 1``; ``future``, if
+        given, is settled with it too.
         """
-        buffer = self._buffer
         if self._payload is not None:
             return False
+        buffer = self._buffer
         count = self.record_count
         if count == 0:
             self.base_timestamp = timestamp
             self.max_timestamp = timestamp
-            encode_record_into(buffer, 0, 0, key, value, headers)
+            if headers:
+                encode_record_into(buffer, 0, 0, key, value, headers)
+            else:
+                buffer += _encode_record(0, 0, key, value)
         else:
-            mark = len(buffer)
-            encode_record_into(buffer, count, timestamp - self.base_timestamp, key, value, headers)
-            if len(buffer) > self.capacity:
-                del buffer[mark:]
-                return False
+            if headers:
+                mark = len(buffer)
+                encode_record_into(buffer, count, timestamp - self.base_timestamp, key, value, headers)
+                if len(buffer) > self.capacity:
+                    del buffer[mark:]
+                    return False
+            else:
+                record = _encode_record(count, timestamp - self.base_timestamp, key, value)
+                if len(buffer) + len(record) > self.capacity:
+                    return False
+                buffer += record
             if timestamp > self.max_timestamp:
                 self.max_timestamp = timestamp
         self.record_count = count + 1
-        self.futures.append(future)
         self.timestamps.append(timestamp)
+        if future is not None:
+            self.result.add_callback_unlocked(count, _settler(future))
         return True
 
     @property
@@ -203,29 +273,18 @@ class ProducerBatch:
     # --- outcome ---------------------------------------------------------------------------------
 
     def complete(self, base_offset: int, log_append_time: int = -1) -> None:
-        """Resolve every record's future; ``base_offset`` -1 means the offsets are unknown."""
+        """Resolve every record's outcome; ``base_offset`` -1 means the offsets are unknown."""
         if self.done:
             return
         self.done = True
-        topic, partition = self.topic_partition.topic, self.topic_partition.partition
-        for index, (future, timestamp) in enumerate(zip(self.futures, self.timestamps)):
-            offset = base_offset + index if base_offset >= 0 else -1
-            stamp = log_append_time if log_append_time >= 0 else timestamp
-            try:
-                future.set_result(RecordMetadata(topic, partition, offset, stamp))
-            except InvalidStateError:
-                pass  # the caller cancelled its future; the record was delivered all the same
+        self.result.complete(base_offset, log_append_time)
 
     def fail(self, error: BaseException) -> None:
-        """Fail every record's future with ``error``."""
+        """Fail every record's outcome with ``error``."""
         if self.done:
             return
         self.done = True
-        for future in self.futures:
-            try:
-                future.set_exception(error)
-            except InvalidStateError:
-                pass  # cancelled by the caller
+        self.result.fail(error)
 
     def __repr__(self) -> str:
         state: list[Any] = [f"{self.record_count} records", f"{self.size_in_bytes} bytes"]
@@ -234,3 +293,18 @@ class ProducerBatch:
         if self.attempts:
             state.append(f"attempt {self.attempts + 1}")
         return f"<ProducerBatch {self.topic_partition} {' '.join(state)}>"
+
+
+def _settler(future: Future[RecordMetadata]) -> DeliveryCallback:
+    """A delivery callback that settles a ``concurrent.futures.Future`` with the record's outcome."""
+
+    def settle(metadata: RecordMetadata | None, error: BaseException | None) -> None:
+        try:
+            if error is None:
+                future.set_result(metadata)  # type: ignore[arg-type]
+            else:
+                future.set_exception(error)
+        except InvalidStateError:
+            pass  # the caller cancelled its future; the record was delivered all the same
+
+    return settle

@@ -17,9 +17,10 @@ EndTxn repeated after the first one reached the coordinator is answered
 NONE once the transaction is complete, so a retried commit that answers
 NONE is done.
 
-The producer side of the hand-over is :func:`hand_off_transaction`: it
-flushes a transactional producer, reads its id and epoch, and closes it
-without ending the open transaction.
+The producer side of the hand-over is ``Producer.prepare_handoff`` (wait
+for every record of the transaction, return its id and epoch) and
+``Producer.close(abort_open_transaction=False)``; :func:`hand_off_transaction`
+does both.
 
 Any other answer is final and raised as :class:`TransactionCompletionError`:
 PRODUCER_FENCED (a newer producer took the transactional id over, or the
@@ -33,14 +34,13 @@ from __future__ import annotations
 import logging
 import random
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from broker_core.client.config import ClientConfig
-from broker_core.client.errors import ClientError, InvalidTxnStateError, KafkaError, KafkaTimeoutError
+from broker_core.client.errors import ClientError, KafkaError, KafkaTimeoutError
 from broker_core.client.network_client import NetworkClient
+from broker_core.client.open_transaction import OpenTransaction
 from broker_core.client.retry import retry_until
-from broker_core.client.transaction_manager import TxnState
 from broker_core.protocol import ApiKey, ErrorCode
 from broker_core.protocol.messages.end_txn import EndTxnRequest
 from broker_core.protocol.messages.find_coordinator import KEY_TYPE_TRANSACTION, FindCoordinatorRequest
@@ -51,24 +51,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_MS = 60_000
-
-
-@dataclass(frozen=True, slots=True)
-class OpenTransaction:
-    """What identifies one producer's open transaction to its coordinator."""
-
-    transactional_id: str
-    producer_id: int
-    producer_epoch: int
-
-    def __post_init__(self) -> None:
-        if not self.transactional_id:
-            raise ValueError("an open transaction needs a transactional id")
-        if self.producer_id < 0 or self.producer_epoch < 0:
-            raise ValueError(
-                f"transactional id {self.transactional_id!r}: producer id {self.producer_id} and "
-                f"epoch {self.producer_epoch} must not be negative"
-            )
 
 
 class TransactionCompletionError(KafkaError):
@@ -220,27 +202,17 @@ class TransactionCompleter:
 def hand_off_transaction(producer: Producer, *, timeout_ms: float = DEFAULT_TIMEOUT_MS) -> OpenTransaction:
     """Flush ``producer``, close it, and return its still-open transaction for another process to end.
 
-    Everything sent in the transaction (records and offsets) is acknowledged
-    before this returns; a record that failed raises instead (and the
-    transaction is left to the caller to abort). The producer is closed
-    without the abort a plain ``close()`` sends for an open transaction, so
-    the transaction stays open until :func:`complete_transaction` ends it or
-    the coordinator aborts it after ``transaction_timeout_ms``.
+    ``Producer.prepare_handoff`` followed by ``Producer.close``: everything
+    sent in the transaction (records and offsets) is acknowledged before
+    this returns; a record that failed raises instead (and the producer,
+    still open, aborts the transaction when the caller closes it). The
+    producer is closed without the abort a plain ``close()`` sends for an
+    open transaction, so the transaction stays open until
+    :func:`complete_transaction` ends it or the coordinator aborts it after
+    ``transaction_timeout_ms``.
     """
-    manager = producer._transactions  # the client's own producer: this module is its friend
-    if manager is None or not manager.is_transactional:
-        raise InvalidTxnStateError("hand_off_transaction() needs a producer created with a transactional_id")
-    producer.flush(timeout_ms / 1000)
-    if manager.fatal_error is not None:
-        raise manager.fatal_error
-    if manager.state is not TxnState.IN_TRANSACTION:
-        raise InvalidTxnStateError(
-            f"hand_off_transaction() without a healthy open transaction (state {manager.state.value})"
-        )
-    handed = OpenTransaction(manager.transactional_id, manager.producer_id, manager.producer_epoch)
-    # Closing must leave the transaction to the new owner: skip the abort-on-close for this instance.
-    manager.abort_on_close = lambda: False
-    producer.close(timeout_ms / 1000)
+    handed = producer.prepare_handoff(timeout_ms)
+    producer.close(timeout_ms / 1000, abort_open_transaction=False)
     return handed
 
 

@@ -270,6 +270,15 @@ class TransactionManager:
             if tp is not None and tp not in self._added and tp not in self._adding:
                 self._new.add(tp)
 
+    def check_open(self, call: str) -> None:
+        """Raise unless a healthy transaction is open: the fatal or abortable error, or InvalidTxnStateError."""
+        with self._lock:
+            self._check_usable(call)
+            if self._state is S.ABORTABLE_ERROR:
+                raise self._abortable_error(call)
+            if self._state is not S.IN_TRANSACTION:
+                raise InvalidTxnStateError(f"{call}() without an open transaction (state {self._state.value})")
+
     def begin_send_offsets(self, offsets: Mapping[TopicPartition, OffsetAndMetadata], group_id: str) -> Future[None]:
         with self._lock:
             pending = self._pending(_OFFSETS)
