@@ -249,6 +249,10 @@ class Producer:
     ) -> FutureRecordMetadata:
         """Queue one record; the future resolves to its RecordMetadata or fails with the reason.
 
+        The future is a :class:`FutureRecordMetadata` (``result``,
+        ``exception``, ``done``, ``add_done_callback``, as on
+        ``concurrent.futures.Future``); the records of a batch share one
+        outcome, so sending costs no lock or condition per record.
         ``timestamp`` is milliseconds since the epoch (default: now).
         ``headers`` is a mapping or a sequence of ``(name, value)`` pairs.
         ``on_delivery(metadata, error)`` runs on the sender thread when the

@@ -39,10 +39,14 @@ from broker_core.records.varint import encode_varint, encode_varlong
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 _CRC = struct.Struct(">I")
-# Zig-zag varints below 128 take one byte; most deltas and every null marker are among them.
-_ONE_BYTE: tuple[bytes, ...] = tuple(bytes((z,)) for z in range(0x80))
-_NULL = _ONE_BYTE[1]  # zig-zag -1: a null key or value
-_ZERO = _ONE_BYTE[0]  # the attributes byte, and a count of no headers
+# The zig-zag varint of every n in 0..8191, the range of nearly all offset deltas and
+# lengths: one byte below 64, two from there (about 300 KB, built once at import).
+_SMALL_VARINT_LIMIT = 8192
+_SMALL_VARINT: tuple[bytes, ...] = tuple(
+    bytes((n << 1,)) if n < 64 else bytes(((n << 1) & 0x7F | 0x80, n >> 6)) for n in range(_SMALL_VARINT_LIMIT)
+)
+_NULL = b"\x01"  # zig-zag -1: a null key or value
+_ZERO = b"\x00"  # the attributes byte, and a count of no headers
 
 
 def _encode_record(offset_delta: int, timestamp_delta: int, key: bytes | None, value: bytes | None) -> bytes:
@@ -50,16 +54,14 @@ def _encode_record(offset_delta: int, timestamp_delta: int, key: bytes | None, v
 
     Layout: length, attributes (0), timestampDelta, offsetDelta, keyLength,
     key, valueLength, value, headersCount (0); see ``records/record.py``.
-    Offset deltas and lengths below 8192 are written inline (one or two
-    varint bytes), as nearly all are; larger ones go through ``encode_varint``.
+    Varints of values below 8192 come from a table, as nearly all do.
     """
-    timestamp = _ONE_BYTE[timestamp_delta << 1] if 0 <= timestamp_delta < 64 else encode_varlong(timestamp_delta)
-    if offset_delta < 64:
-        offset = _ONE_BYTE[offset_delta << 1]
-    elif offset_delta < 8192:
-        offset = bytes(((offset_delta << 1) & 0x7F | 0x80, offset_delta >> 6))
+    small = _SMALL_VARINT
+    if 0 <= timestamp_delta < _SMALL_VARINT_LIMIT:
+        timestamp = small[timestamp_delta]
     else:
-        offset = encode_varint(offset_delta)
+        timestamp = encode_varlong(timestamp_delta)
+    offset = small[offset_delta] if offset_delta < _SMALL_VARINT_LIMIT else encode_varint(offset_delta)
     size = 2 + len(timestamp) + len(offset)
     if key is None:
         key_length = _NULL
@@ -67,12 +69,7 @@ def _encode_record(offset_delta: int, timestamp_delta: int, key: bytes | None, v
         size += 1
     else:
         n = len(key)
-        if n < 64:
-            key_length = _ONE_BYTE[n << 1]
-        elif n < 8192:
-            key_length = bytes(((n << 1) & 0x7F | 0x80, n >> 6))
-        else:
-            key_length = encode_varint(n)
+        key_length = small[n] if n < _SMALL_VARINT_LIMIT else encode_varint(n)
         size += n + len(key_length)
     if value is None:
         value_length = _NULL
@@ -80,19 +77,9 @@ def _encode_record(offset_delta: int, timestamp_delta: int, key: bytes | None, v
         size += 1
     else:
         n = len(value)
-        if n < 64:
-            value_length = _ONE_BYTE[n << 1]
-        elif n < 8192:
-            value_length = bytes(((n << 1) & 0x7F | 0x80, n >> 6))
-        else:
-            value_length = encode_varint(n)
+        value_length = small[n] if n < _SMALL_VARINT_LIMIT else encode_varint(n)
         size += n + len(value_length)
-    if size < 64:
-        length = _ONE_BYTE[size << 1]
-    elif size < 8192:
-        length = bytes(((size << 1) & 0x7F | 0x80, size >> 6))
-    else:
-        length = encode_varint(size)
+    length = small[size] if size < _SMALL_VARINT_LIMIT else encode_varint(size)
     return b"".join((length, _ZERO, timestamp, offset, key_length, key, value_length, value, _ZERO))
 
 

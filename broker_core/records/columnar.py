@@ -20,9 +20,10 @@ outside int64 cannot be a column value and raises ``CorruptRecordError``.
 How: one Python pass steps from record to record by their length prefixes,
 collecting where each ends (runs of records of one size are checked at once).
 Every field after that is read for all records at once with numpy, one varint
-byte position per step. Keys and values become Arrow binary arrays through a
-binary-view array pointing into the section, cast to plain binary in one
-copy, so no ``bytes`` object is made per key or value.
+byte position per step. Keys and values are copied into Arrow binary arrays
+without a ``bytes`` object per key or value: as rows of a strided view when
+they all have one size, else through a binary-view array pointing into the
+section, cast to plain binary.
 
 Batches with record headers, and batches of fewer than ``vector_threshold``
 records (where numpy's fixed cost per call outweighs the per-record decoder),
@@ -140,15 +141,17 @@ def decode_columnar(
     starts[0] = 0
     starts[1:] = ends[:-1]
     # Reading the lengths again gives where each body starts; they must agree with the walk.
-    lengths, body = _varints(section, starts, ends, MAX_VARINT_BYTES, _VARINT_LAST_BYTE_MAX, position, "record length")
+    lengths, body = _int32s(section, starts, ends, position, "record length")
     if not np.array_equal(body + lengths, ends):
         raise CorruptRecordError(f"batch at position {position}: record lengths do not chain")
     pos = body + 1  # attributes: no bits are defined for records
-    timestamp_deltas, pos = _varints(section, pos, ends, MAX_VARLONG_BYTES, _VARLONG_LAST_BYTE_MAX, position, "timestamp delta")
-    offset_deltas, pos = _varints(section, pos, ends, MAX_VARINT_BYTES, _VARINT_LAST_BYTE_MAX, position, "offset delta")
+    timestamp_deltas, pos = _varints(
+        section, pos, ends, MAX_VARLONG_BYTES, _VARLONG_LAST_BYTE_MAX, position, "timestamp delta"
+    )
+    offset_deltas, pos = _int32s(section, pos, ends, position, "offset delta")
     key_starts, key_lengths, pos = _field(section, pos, ends, position, "key")
     value_starts, value_lengths, pos = _field(section, pos, ends, position, "value")
-    header_counts, pos = _varints(section, pos, ends, MAX_VARINT_BYTES, _VARINT_LAST_BYTE_MAX, position, "header count")
+    header_counts, pos = _int32s(section, pos, ends, position, "header count")
     if header_counts.any():
         # Headers vary in number and size per record: the per-record decoder reads them.
         columns = decode_batch_columns(buf, position, max_decompressed_size=max_decompressed_size, check_crc=False)
@@ -303,11 +306,17 @@ def _varints(
     return values, following
 
 
+def _int32s(
+    section: np.ndarray, pos: np.ndarray, limits: np.ndarray, position: int, what: str
+) -> tuple[np.ndarray, np.ndarray]:
+    return _varints(section, pos, limits, MAX_VARINT_BYTES, _VARINT_LAST_BYTE_MAX, position, what)
+
+
 def _field(
     section: np.ndarray, pos: np.ndarray, ends: np.ndarray, position: int, what: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A nullable length-prefixed byte field: ``(starts, lengths with -1 for null, next positions)``."""
-    lengths, starts = _varints(section, pos, ends, MAX_VARINT_BYTES, _VARINT_LAST_BYTE_MAX, position, f"{what} length")
+    lengths, starts = _int32s(section, pos, ends, position, f"{what} length")
     if (lengths < -1).any():
         raise CorruptRecordError(f"batch at position {position}: negative {what} length {int(lengths.min())}")
     following = starts + np.maximum(lengths, 0)
@@ -340,15 +349,36 @@ def _timestamps(header: BatchHeader, deltas: np.ndarray, count: int, position: i
 
 
 def _binary(section: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> pa.BinaryArray:
-    """Arrow binary values ``section[start:start + length]`` (null where the length is -1).
+    """Arrow binary values ``section[start:start + length]`` (null where the length is -1)."""
+    nulls = lengths < 0
+    null_count = int(nulls.sum())
+    validity = pa.py_buffer(np.packbits(~nulls, bitorder="little")) if null_count else None
+    sizes = np.maximum(lengths, 0)
+    offsets = np.zeros(len(sizes) + 1, np.int32)
+    np.cumsum(sizes, out=offsets[1:])
+    present = starts[~nulls] if null_count else starts
+    present_sizes = sizes[~nulls] if null_count else sizes
+    if not present.size or (present_sizes == present_sizes[0]).all():
+        # One size for all (fixed-size keys or values): copy them as rows of a table over the section.
+        size = int(present_sizes[0]) if present.size else 0
+        rows = np.lib.stride_tricks.as_strided(section, (len(section) - size + 1, size), (1, 1), writeable=False)
+        data = rows[present]
+        return pa.Array.from_buffers(
+            pa.binary(), len(sizes), [validity, pa.py_buffer(offsets), pa.py_buffer(data)], null_count=null_count
+        )
+    return _binary_through_views(section, starts, sizes, validity, null_count)
 
-    Builds Arrow binary-view structs over the padded section (16 bytes each:
-    int32 length, then either the value itself when it fits in 12 bytes,
-    zero-filled, or its first 4 bytes, buffer index 0 and its offset), then
-    casts them to plain binary, which copies each value once, in C++.
+
+def _binary_through_views(
+    section: np.ndarray, starts: np.ndarray, sizes: np.ndarray, validity: pa.Buffer | None, null_count: int
+) -> pa.BinaryArray:
+    """Values of any sizes: binary-view structs over the padded section, cast to binary.
+
+    Each view is 16 bytes: int32 length, then either the value itself when
+    it fits in 12 bytes, zero-filled, or its first 4 bytes, buffer index 0
+    and its offset. The cast copies each value once, in C++.
     """
     count = len(starts)
-    sizes = np.maximum(lengths, 0)
     head = section[starts[:, None] + _INLINE_RANGE]
     head[_INLINE_RANGE >= sizes[:, None]] = 0
     views = np.empty((count, 4), _WORD)
@@ -358,9 +388,6 @@ def _binary(section: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> pa.
     outside = np.flatnonzero(sizes > _VIEW_INLINE)
     views[outside, 2] = 0
     views[outside, 3] = starts[outside]
-    nulls = lengths < 0
-    null_count = int(nulls.sum())
-    validity = pa.py_buffer(np.packbits(~nulls, bitorder="little")) if null_count else None
     array = pa.Array.from_buffers(
         pa.binary_view(), count, [validity, pa.py_buffer(views), pa.py_buffer(section)], null_count=null_count
     )

