@@ -141,8 +141,13 @@ class RecordAccumulator:
             tp, queue = known
             if queue:
                 last = queue[-1]
-                if last.try_append(timestamp, key, value, headers):
-                    return last, False, last.is_full
+                if headers:
+                    if last.try_append(timestamp, key, value, headers):
+                        return last, False, last.is_full
+                else:
+                    full = last.append(timestamp, key, value)
+                    if full is not None:
+                        return last, False, full
         batch = ProducerBatch(tp, clock(), capacity=self.batch_size, compression=self.compression)
         batch.try_append(timestamp, key, value, headers)
         queue.append(batch)

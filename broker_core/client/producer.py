@@ -308,7 +308,10 @@ class Producer:
             refused.fail(error)
             return FutureRecordMetadata(refused, 0)
 
-        with self._lock:
+        # acquire/release rather than ``with``: a third of the cost on this path.
+        lock = self._lock
+        lock.acquire()
+        try:
             if self._buffered >= self._buffer_memory:
                 self._wait_for_memory(self._clock() + self._max_block if deadline is None else deadline)
             if partition is None:
@@ -327,6 +330,8 @@ class Producer:
                 self._buffered += reserved
             if batch_closed:
                 self._partitioner.batch_closed(topic, partition, count, available)
+        finally:
+            lock.release()
         if (new_batch or batch_closed) and (self._sender.idle or (new_batch and self._no_linger)):
             # An idle sender waits for nothing but a timer: wake it to send, or to start
             # the linger timer. One with requests in flight looks at the queues again at

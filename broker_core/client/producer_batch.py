@@ -1,10 +1,13 @@
 """Records bound for one partition, encoded as they arrive and sealed into one RecordBatch v2.
 
-Appending encodes the record straight into the batch's buffer, behind 61
-bytes reserved for the header (the layout is in ``records/batch.py``):
-offset deltas count from 0 and timestamp deltas from the first record, so
-nothing has to be rewritten later. ``seal`` runs once, when the batch stops
-taking records: it compresses the records section if a codec is set.
+Appending encodes the record as it comes, behind 61 bytes reserved for the
+header (the layout is in ``records/batch.py``): offset deltas count from 0
+and timestamp deltas from the first record, so nothing has to be rewritten
+later. A record's encoding is kept as its parts (varints, key, value) in a
+list, and ``seal`` joins them once, when the batch stops taking records:
+each key and value is copied once, and no growing buffer is reallocated
+and copied over and over on the way to ``batch.size``. Sealing also
+compresses the records section if a codec is set.
 ``encode`` then writes the header and the CRC-32C for the producer id, epoch
 and base sequence the batch is sent with. Those are only known when the
 sender drains the batch, and they change if the producer's identity is
@@ -46,41 +49,8 @@ _SMALL_VARINT: tuple[bytes, ...] = tuple(
     bytes((n << 1,)) if n < 64 else bytes(((n << 1) & 0x7F | 0x80, n >> 6)) for n in range(_SMALL_VARINT_LIMIT)
 )
 _NULL = b"\x01"  # zig-zag -1: a null key or value
+_HEADER_PLACE = bytes(HEADER_SIZE)  # filled in by ``encode``
 _ZERO = b"\x00"  # the attributes byte, and a count of no headers
-
-
-def _encode_record(offset_delta: int, timestamp_delta: int, key: bytes | None, value: bytes | None) -> bytes:
-    """One header-less record: the same bytes as ``encode_record_into``, built with one join.
-
-    Layout: length, attributes (0), timestampDelta, offsetDelta, keyLength,
-    key, valueLength, value, headersCount (0); see ``records/record.py``.
-    Varints of values below 8192 come from a table, as nearly all do.
-    """
-    small = _SMALL_VARINT
-    if 0 <= timestamp_delta < _SMALL_VARINT_LIMIT:
-        timestamp = small[timestamp_delta]
-    else:
-        timestamp = encode_varlong(timestamp_delta)
-    offset = small[offset_delta] if offset_delta < _SMALL_VARINT_LIMIT else encode_varint(offset_delta)
-    size = 2 + len(timestamp) + len(offset)
-    if key is None:
-        key_length = _NULL
-        key = b""
-        size += 1
-    else:
-        n = len(key)
-        key_length = small[n] if n < _SMALL_VARINT_LIMIT else encode_varint(n)
-        size += n + len(key_length)
-    if value is None:
-        value_length = _NULL
-        value = b""
-        size += 1
-    else:
-        n = len(value)
-        value_length = small[n] if n < _SMALL_VARINT_LIMIT else encode_varint(n)
-        size += n + len(value_length)
-    length = small[size] if size < _SMALL_VARINT_LIMIT else encode_varint(size)
-    return b"".join((length, _ZERO, timestamp, offset, key_length, key, value_length, value, _ZERO))
 
 
 class ProducerBatch:
@@ -95,7 +65,8 @@ class ProducerBatch:
         "created_at",
         "compression",
         "capacity",
-        "_buffer",
+        "_parts",
+        "_size",
         "_payload",
         "record_count",
         "base_timestamp",
@@ -124,7 +95,9 @@ class ProducerBatch:
         self.created_at = created_at
         self.compression = compression
         self.capacity = capacity
-        self._buffer = bytearray(HEADER_SIZE)
+        # The header's place, then the records' encoded parts; _size is their total length.
+        self._parts: list[bytes | bytearray] = [_HEADER_PLACE]
+        self._size = HEADER_SIZE
         self._payload: bytearray | None = None
         self.record_count = 0
         self.base_timestamp = 0
@@ -158,45 +131,93 @@ class ProducerBatch:
         outcome is ``result`` at index ``record_count - 1``; ``future``, if
         given, is settled with it too.
         """
-        if self._payload is not None:
-            return False
-        buffer = self._buffer
-        count = self.record_count
-        if count == 0:
-            self.base_timestamp = timestamp
-            self.max_timestamp = timestamp
-            if headers:
-                encode_record_into(buffer, 0, 0, key, value, headers)
-            else:
-                buffer += _encode_record(0, 0, key, value)
+        if headers:
+            appended = self._append_with_headers(timestamp, key, value, headers)
         else:
-            if headers:
-                mark = len(buffer)
-                encode_record_into(buffer, count, timestamp - self.base_timestamp, key, value, headers)
-                if len(buffer) > self.capacity:
-                    del buffer[mark:]
-                    return False
-            else:
-                record = _encode_record(count, timestamp - self.base_timestamp, key, value)
-                if len(buffer) + len(record) > self.capacity:
-                    return False
-                buffer += record
-            if timestamp > self.max_timestamp:
-                self.max_timestamp = timestamp
+            appended = self.append(timestamp, key, value) is not None
+        if appended and future is not None:
+            self.result.add_callback_unlocked(self.record_count - 1, _settler(future))
+        return appended
+
+    def append(self, timestamp: int, key: bytes | None, value: bytes | None) -> bool | None:
+        """A header-less record, the producer's hot path: None if it would overflow, else whether the batch is now full.
+
+        Writes the same bytes as ``encode_record_into``: length,
+        attributes (0), timestampDelta, offsetDelta, keyLength, key,
+        valueLength, value, headersCount (0); see ``records/record.py``.
+        Varints of values below 8192, nearly all of them, come from a table.
+        """
+        if self._payload is not None:
+            return None
+        count = self.record_count
+        timestamp_delta = timestamp - self.base_timestamp if count else 0
+        small = _SMALL_VARINT
+        if 0 <= timestamp_delta < _SMALL_VARINT_LIMIT:
+            timestamp_varint = small[timestamp_delta]
+        else:
+            timestamp_varint = encode_varlong(timestamp_delta)
+        offset_varint = small[count] if count < _SMALL_VARINT_LIMIT else encode_varint(count)
+        size = 2 + len(timestamp_varint) + len(offset_varint)
+        if key is None:
+            key_length = _NULL
+            key = b""
+            size += 1
+        else:
+            n = len(key)
+            key_length = small[n] if n < _SMALL_VARINT_LIMIT else encode_varint(n)
+            size += n + len(key_length)
+        if value is None:
+            value_length = _NULL
+            value = b""
+            size += 1
+        else:
+            n = len(value)
+            value_length = small[n] if n < _SMALL_VARINT_LIMIT else encode_varint(n)
+            size += n + len(value_length)
+        length = small[size] if size < _SMALL_VARINT_LIMIT else encode_varint(size)
+        end = self._size + len(length) + size
+        if not count:
+            self.base_timestamp = self.max_timestamp = timestamp
+        elif end > self.capacity:
+            return None
+        elif timestamp > self.max_timestamp:
+            self.max_timestamp = timestamp
+        self._parts += (length, _ZERO, timestamp_varint, offset_varint, key_length, key, value_length, value, _ZERO)
+        self._size = end
         self.record_count = count + 1
         self.timestamps.append(timestamp)
-        if future is not None:
-            self.result.add_callback_unlocked(count, _settler(future))
+        return end >= self.capacity
+
+    def _append_with_headers(
+        self, timestamp: int, key: bytes | None, value: bytes | None, headers: tuple[Header, ...]
+    ) -> bool:
+        if self._payload is not None:
+            return False
+        count = self.record_count
+        record = bytearray()
+        if count == 0:
+            self.base_timestamp = self.max_timestamp = timestamp
+            encode_record_into(record, 0, 0, key, value, headers)
+        else:
+            encode_record_into(record, count, timestamp - self.base_timestamp, key, value, headers)
+            if self._size + len(record) > self.capacity:
+                return False
+            if timestamp > self.max_timestamp:
+                self.max_timestamp = timestamp
+        self._parts.append(record)
+        self._size += len(record)
+        self.record_count = count + 1
+        self.timestamps.append(timestamp)
         return True
 
     @property
     def size_in_bytes(self) -> int:
         """Bytes held: header plus records, before compression (after, once sealed)."""
-        return len(self._buffer) if self._payload is None else len(self._payload)
+        return self._size if self._payload is None else len(self._payload)
 
     @property
     def is_full(self) -> bool:
-        return self._payload is not None or len(self._buffer) >= self.capacity
+        return self._payload is not None or self._size >= self.capacity
 
     @property
     def sealed(self) -> bool:
@@ -206,13 +227,14 @@ class ProducerBatch:
         """Stop taking records and compress them; returns the header-prefixed payload. Idempotent."""
         if self._payload is not None:
             return self._payload
+        records = bytearray().join(self._parts)
         if self.compression is Compression.NONE:
-            payload = self._buffer
+            payload = records
         else:
             payload = bytearray(HEADER_SIZE)
-            payload += compress(self.compression, memoryview(self._buffer)[HEADER_SIZE:])
+            payload += compress(self.compression, memoryview(records)[HEADER_SIZE:])
         self._payload = payload
-        self._buffer = bytearray()
+        self._parts = []
         return payload
 
     # --- sending -------------------------------------------------------------------------------

@@ -13,10 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from broker_core.client.future_record_metadata import FutureRecordMetadata, ProduceResult
-from broker_core.client.producer_batch import ProducerBatch, _encode_record
+from broker_core.client.producer_batch import ProducerBatch
 from broker_core.client.record_metadata import RecordMetadata
 from broker_core.client.topic_partition import TopicPartition
 from broker_core.records import Record, build_batch
+from broker_core.records.batch import HEADER_SIZE
 from broker_core.records.record import encode_record_into
 
 TP = TopicPartition("orders", 2)
@@ -163,5 +164,11 @@ def test_header_less_records_encode_exactly_as_the_record_builder_does(rows) -> 
 )
 def test_one_record_encodes_like_encode_record_into_for_any_deltas(offset_delta, timestamp_delta, key, value) -> None:
     reference = bytearray()
-    encode_record_into(reference, offset_delta, timestamp_delta, key, value, ())
-    assert _encode_record(offset_delta, timestamp_delta, key, value) == reference
+    # The first record (offset delta 0) sets the base timestamp: its delta is always 0.
+    encode_record_into(reference, offset_delta, timestamp_delta if offset_delta else 0, key, value, ())
+    batch = ProducerBatch(TopicPartition("t", 0), 0.0, capacity=1 << 30)
+    # A batch already holding offset_delta records whose first one was stamped 10**12.
+    batch.record_count = offset_delta
+    batch.base_timestamp = batch.max_timestamp = 10**12
+    assert batch.append(10**12 + timestamp_delta, key, value) is False
+    assert batch.seal()[HEADER_SIZE:] == reference
