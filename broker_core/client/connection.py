@@ -41,6 +41,8 @@ SocketFactory = Callable[..., socket.socket]
 
 SOFTWARE_NAME = "spate-python"
 _RECV_SIZE = 1 << 20
+# Buffers one sendmsg may take (the kernel's IOV_MAX is 1024 on Linux).
+_MAX_WRITE_PARTS = 1024
 
 
 def _software_version() -> str:
@@ -103,6 +105,9 @@ class BrokerConnection:
     _sock: socket.socket | None = None
     _protocol: ClientConnection | None = None
     _in_flight: deque[InFlightRequest] = field(default_factory=deque)
+    # Received bytes land here (allocated at connect): ``recv`` would allocate a fresh
+    # megabyte per call, costing more than small responses take to handle.
+    _recv_buffer: memoryview | None = None
 
     @property
     def address(self) -> str:
@@ -148,6 +153,8 @@ class BrokerConnection:
             pass  # not every socket type supports it (e.g. AF_UNIX in tests)
         sock.setblocking(False)
         self._sock = sock
+        if self._recv_buffer is None:
+            self._recv_buffer = memoryview(bytearray(_RECV_SIZE))
         self._protocol = ClientConnection(self.client_id, max_response_size=self.max_response_size)
         try:
             self._negotiate(deadline)
@@ -197,24 +204,25 @@ class BrokerConnection:
         """Write one request; a request that expects no response comes back already done."""
         if self._sock is None or self._protocol is None:
             raise NetworkError(f"connection to {self.describe()} is closed", self.address)
-        correlation_id, frame = self._protocol.send_request(api_key, version, body)
+        correlation_id, parts = self._protocol.send_request_parts(api_key, version, body)
         expects = expects_response(api_key, body)
         request = InFlightRequest(
             self.node_id, ApiKey(api_key), version, body, deadline, expects, context, correlation_id
         )
         if expects:
             self._in_flight.append(request)
-        self._write_all(frame, deadline, request)
+        self._write_all(parts, deadline, request)
         if not expects:
             request.complete(None)
         return request
 
-    def _write_all(self, frame: bytes, deadline: float, request: InFlightRequest) -> None:
-        view = memoryview(frame)
+    def _write_all(self, parts: list[Any], deadline: float, request: InFlightRequest) -> None:
+        """Write the frame's parts with scatter-gather writes: large records are never copied."""
+        views = [memoryview(part) for part in parts]
         sock = self._sock
-        while view:
+        while views:
             try:
-                sent = sock.send(view)  # type: ignore[union-attr]
+                sent = sock.sendmsg(views[:_MAX_WRITE_PARTS])  # type: ignore[union-attr]
             except BlockingIOError:
                 remaining = deadline - self.clock()
                 if remaining <= 0:
@@ -227,7 +235,10 @@ class BrokerConnection:
                 error = NetworkError(f"connection to {self.describe()} failed: {exc.strerror or exc}", self.address)
                 self._break(error)
                 raise error from exc
-            view = view[sent:]
+            while sent and sent >= views[0].nbytes:
+                sent -= views.pop(0).nbytes
+            if sent:
+                views[0] = views[0][sent:]
 
     def read(self) -> list[InFlightRequest]:
         """Take in whatever bytes have arrived; return the requests they completed.
@@ -235,24 +246,24 @@ class BrokerConnection:
         A closed or failing connection is broken first, and the requests it
         fails are returned too.
         """
-        sock, protocol = self._sock, self._protocol
-        if sock is None or protocol is None:
+        sock, protocol, buffer = self._sock, self._protocol, self._recv_buffer
+        if sock is None or protocol is None or buffer is None:
             return []
         completed: list[InFlightRequest] = []
         try:
             while True:
                 try:
-                    data = sock.recv(_RECV_SIZE)
+                    size = sock.recv_into(buffer)
                 except BlockingIOError:
                     break
-                if not data:
+                if not size:
                     raise NetworkError(f"{self.describe()} closed the connection", self.address)
-                protocol.receive_data(data)
+                protocol.receive_data(buffer[:size])
                 while (response := protocol.next_response()) is not None:
                     request = self._in_flight.popleft()
                     request.complete(response.body)
                     completed.append(request)
-                if len(data) < _RECV_SIZE:
+                if size < _RECV_SIZE:
                     break
         except ProtocolError as exc:
             completed.extend(self._break(NetworkError(f"malformed response from {self.describe()}: {exc}", self.address)))

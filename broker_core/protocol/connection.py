@@ -29,7 +29,7 @@ in request order; the caller owns that ordering (and skips Produce with
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from broker_core.protocol.api_keys import ApiKey
 from broker_core.protocol.errors import (
@@ -221,6 +221,23 @@ class ServerConnection:
 
 def encode_request(api_key: int, api_version: int, correlation_id: int, client_id: str | None, body: Any) -> bytes:
     """A complete size-prefixed request frame."""
+    return encode_frame(_request_writer(api_key, api_version, correlation_id, client_id, body))
+
+
+def encode_request_parts(
+    api_key: int, api_version: int, correlation_id: int, client_id: str | None, body: Any
+) -> list[FramePart]:
+    """A request frame as parts: records of ``DEFAULT_INLINE_LIMIT`` bytes or more are not copied.
+
+    For a scatter-gather write (``socket.sendmsg``): a Produce request of
+    large batches goes out without its records being copied into a frame.
+    """
+    return encode_frame_parts(_request_writer(api_key, api_version, correlation_id, client_id, body))
+
+
+def _request_writer(
+    api_key: int, api_version: int, correlation_id: int, client_id: str | None, body: Any
+) -> Callable[[bytearray], None]:
     schema = _declared(request_schema(api_key), api_key, api_version, "request")
     header_version = request_header_version(api_key, api_version)
     header = RequestHeader(api_key, api_version, correlation_id, client_id, header_version)
@@ -229,7 +246,7 @@ def encode_request(api_key: int, api_version: int, correlation_id: int, client_i
         encode_request_header(buf, header)
         schema.encode_into(buf, body, api_version)
 
-    return encode_frame(write)
+    return write
 
 
 def decode_response(api_key: int, api_version: int, frame: bytes | bytearray | memoryview) -> Response:
@@ -300,10 +317,21 @@ class ClientConnection:
         """``(correlation_id, frame)`` for a request; the frame is for the socket."""
         correlation_id = self._next_correlation_id
         frame = encode_request(api_key, api_version, correlation_id, self.client_id, body)
+        self._expect(correlation_id, api_key, api_version, body)
+        return correlation_id, frame
+
+    def send_request_parts(self, api_key: int, api_version: int, body: Any) -> tuple[int, list[FramePart]]:
+        """``send_request`` with the frame as parts (see :func:`encode_request_parts`)."""
+        correlation_id = self._next_correlation_id
+        parts = encode_request_parts(api_key, api_version, correlation_id, self.client_id, body)
+        self._expect(correlation_id, api_key, api_version, body)
+        return correlation_id, parts
+
+    def _expect(self, correlation_id: int, api_key: int, api_version: int, body: Any) -> None:
+        """Count the request as sent: the next correlation id, and its response awaited if any."""
         self._next_correlation_id = (correlation_id + 1) % _CORRELATION_ID_LIMIT
         if expects_response(api_key, body):
             self._pending.append(_Pending(correlation_id, api_key, api_version))
-        return correlation_id, frame
 
     def receive_data(self, data: bytes | bytearray | memoryview) -> None:
         self._frames.receive_data(data)
