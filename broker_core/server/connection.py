@@ -3,7 +3,9 @@
 Reading and writing are separate tasks. The reader decodes requests and
 queues them with the dispatcher; the writer sends responses strictly in
 request order, whatever order the handlers finish in. Records served from a
-log segment go out with ``sendfile`` straight from the file.
+log segment go out with ``sendfile`` straight from the file when the range
+is large; a small one is read and written with the rest of the response in
+one write, which costs less than setting up a ``sendfile``.
 
 A frame that cannot be parsed closes this connection only, as Kafka does;
 other connections are unaffected.
@@ -28,6 +30,10 @@ logger = logging.getLogger(__name__)
 READ_CHUNK = 256 * 1024
 # Requests one connection may have in flight before its reader stops reading.
 MAX_IN_FLIGHT_PER_CONNECTION = 64
+# File ranges below this are copied into the response rather than sent with sendfile:
+# a private file description, a drain and a pause of the transport cost more than
+# copying a few pages.
+SENDFILE_MIN_BYTES = 64 * 1024
 
 
 class ClientConnection:
@@ -132,11 +138,18 @@ class ClientConnection:
                 self._writer.transport.abort()
                 return
             parts = encode_response_parts(request.header.correlation_id, request.api_key, request.api_version, body)
+            # Everything up to the next large file range goes out in one write (one syscall).
+            pending: list[Any] = []
             for part in parts:
-                if isinstance(part, FileRangeRef):
-                    await self._send_file_range(part)
+                if not isinstance(part, FileRangeRef):
+                    pending.append(part)
+                elif part.size < SENDFILE_MIN_BYTES:
+                    pending.append(part.payload.read_bytes())
                 else:
-                    self._writer.write(part)
+                    self._writer.writelines(pending)
+                    pending = []
+                    await self._send_file_range(part)
+            self._writer.writelines(pending)
             await self._writer.drain()
 
     async def _send_file_range(self, ref: FileRangeRef) -> None:
