@@ -186,7 +186,6 @@ def run_produce(args: argparse.Namespace) -> int:
     payload = os.urandom(args.record_size)
     latencies = LatencySample(args.records, paced=args.throughput > 0)
     reporter = Reporter(args.records, "sent")
-    throttle = Throttle(args.throughput)
     probe_every = latencies.every
     reporter_mark = 0
 
@@ -198,6 +197,9 @@ def run_produce(args: argparse.Namespace) -> int:
             send = producer.send
             topic = args.topic
             paced = args.throughput > 0
+            # Paced from here: connecting and fetching metadata must not count as time
+            # behind schedule, or the first records would go out in one late burst.
+            throttle = Throttle(args.throughput)
             started = time.perf_counter()
             # Runs of ``probe_every`` records, the first of each timed; no per-record
             # bookkeeping beyond the send itself when the run is not paced.

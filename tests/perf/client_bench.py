@@ -54,15 +54,21 @@ _RATE = re.compile(r"records \w+, ([\d.]+) records/sec")
 
 
 def create_topic(bootstrap: str, name: str, partitions: int) -> str:
+    """A topic whose files go as soon as it is deleted (see ``delete_topic``)."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(name, partitions, 1)])[name].result(30)
+    topic = NewTopic(name, partitions, 1, config={"file.delete.delay.ms": "0"})
+    admin.create_topics([topic])[name].result(30)
     return name
 
 
 def delete_topic(bootstrap: str, name: str) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.delete_topics([name])[name].result(30)
-    time.sleep(1)  # let the broker remove the files before the next run
+    # Let the broker remove the files before the next run. Their memory (page cache) is then
+    # reused: on this class of VM, writing into never-used memory costs about eight times as
+    # much kernel time once a gigabyte or so has been touched, which would otherwise slow
+    # whichever client happens to run later.
+    time.sleep(1)
 
 
 def spate_produce(bootstrap: str, topic: str, records: int) -> float:
@@ -115,6 +121,12 @@ def confluent_end_to_end(bootstrap: str, topic: str, records: int) -> tuple[floa
     try:
         _, high = consumer.get_watermark_offsets(ConfluentTopicPartition(topic, 0), timeout=30)
         consumer.assign([ConfluentTopicPartition(topic, 0, high)])
+        # librdkafka brings up its connections and fetcher in the background: one untimed
+        # round trip first, as Spate's tool resolves metadata and position before timing.
+        producer.produce(topic, b"warm-up")
+        producer.flush(30)
+        if consumer.poll(30) is None:
+            raise RuntimeError("confluent-kafka consumer did not receive the warm-up record")
         padding = os.urandom(RECORD_SIZE - _SEND_TIME.size)
         latencies: list[float] = []
         sent = 0
