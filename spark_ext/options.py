@@ -48,6 +48,7 @@ from typing import Any, Mapping
 
 from broker_core.client import TopicPartition
 from spark_ext.consumer_strategy import Assign, ConsumerStrategy, Subscribe, SubscribePattern
+from spark_ext.kafka_options import OptionError, OptionRules
 from spark_ext.offset_spec import (
     Earliest,
     GlobalTimestamp,
@@ -130,12 +131,13 @@ DEFAULT_MAX_TRIGGER_DELAY_MS = 15 * 60_000
 DEFAULT_POLL_TIMEOUT_MS = 120_000
 
 
-class SourceOptionError(ValueError):
+class SourceOptionError(OptionError):
     """An option the source cannot accept; ``option`` is its name as users spell it."""
 
-    def __init__(self, option: str, problem: str) -> None:
-        self.option = option
-        super().__init__(f"spate source option '{option}': {problem}")
+    side = "spate source"
+
+
+_RULES = OptionRules(SourceOptionError, "consumer", _DISPLAY, _CONSUMER_SETTINGS, _FORBIDDEN_KAFKA)
 
 
 @dataclass(frozen=True)
@@ -169,8 +171,8 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
     """Check every option of a batch (``streaming=False``) or streaming read."""
     opts = {str(k).lower(): "" if v is None else str(v) for k, v in options.items()}
     known = _known_options(opts)
-    consumer_settings = _consumer_settings(opts)
-    _reject_unknown(opts, known | set(consumer_settings[1]))
+    consumer_settings, used = _RULES.settings(opts)
+    _RULES.reject_unknown(opts, known | set(used))
 
     starting = _starting_spec(opts, streaming)
     ending = _ending_spec(opts, streaming)
@@ -181,7 +183,7 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
             "minOffsetsPerTrigger", f"{min_offsets} is more than maxOffsetsPerTrigger ({max_offsets})"
         )
     return SourceOptions(
-        bootstrap_servers=_bootstrap_servers(opts),
+        bootstrap_servers=_RULES.bootstrap_servers(opts),
         strategy=_strategy(opts),
         starting=starting,
         ending=ending,
@@ -197,74 +199,18 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
         isolation_level=_isolation_level(opts),
         group_id=_group_id(opts),
         poll_timeout_ms=_positive_int(opts, "kafkaconsumer.polltimeoutms") or DEFAULT_POLL_TIMEOUT_MS,
-        consumer_settings=consumer_settings[0],
+        consumer_settings=consumer_settings,
     )
 
 
 # --- names ----------------------------------------------------------------------------------------
 
 
-def _display(name: str) -> str:
-    return _DISPLAY.get(name, name)
-
-
 def _known_options(opts: Mapping[str, str]) -> set[str]:
     return {name for name in opts if name in _DISPLAY}
 
 
-def _reject_unknown(opts: Mapping[str, str], accepted: set[str]) -> None:
-    for name in sorted(opts):
-        if name in accepted:
-            continue
-        if name in _FORBIDDEN_KAFKA:
-            raise SourceOptionError(name, f"is not allowed: {_FORBIDDEN_KAFKA[name]}")
-        if name.startswith("kafka."):
-            raise SourceOptionError(name, "is not a consumer setting the spate source supports")
-        raise SourceOptionError(name, "is not an option of the spate source")
-
-
-def _consumer_settings(opts: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
-    settings: dict[str, Any] = {}
-    used: list[str] = []
-    for name, (keyword, kind) in _CONSUMER_SETTINGS.items():
-        if name not in opts:
-            continue
-        used.append(name)
-        text = opts[name].strip()
-        if kind == "bool":
-            settings[keyword] = _parse_bool(name, text)
-        elif kind == "text":
-            if not text:
-                raise SourceOptionError(name, "must not be empty")
-            settings[keyword] = text
-        else:
-            settings[keyword] = _parse_int(name, text, minimum=1 if kind == "positive" else 0)
-    if "kafka.security.protocol" in opts:
-        used.append("kafka.security.protocol")
-        if opts["kafka.security.protocol"].strip().upper() != "PLAINTEXT":
-            raise SourceOptionError("kafka.security.protocol", "only PLAINTEXT is supported")
-    return settings, used
-
-
 # --- single options -------------------------------------------------------------------------------
-
-
-def _bootstrap_servers(opts: Mapping[str, str]) -> str:
-    plain, prefixed = opts.get("bootstrap.servers"), opts.get("kafka.bootstrap.servers")
-    if plain is not None and prefixed is not None and plain.strip() != prefixed.strip():
-        raise SourceOptionError(
-            "bootstrap.servers", f"differs from kafka.bootstrap.servers ({plain!r} vs {prefixed!r}); set only one"
-        )
-    value = plain if plain is not None else prefixed
-    if value is None or not value.strip():
-        raise SourceOptionError("kafka.bootstrap.servers", "is required (host:port of one or more brokers)")
-    for item in value.split(","):
-        host, sep, port = item.strip().rpartition(":")
-        if not sep or not host or not port.isdigit():
-            raise SourceOptionError(
-                "bootstrap.servers" if plain is not None else "kafka.bootstrap.servers", f"{item!r} is not host:port"
-            )
-    return value.strip()
 
 
 def _strategy(opts: Mapping[str, str]) -> ConsumerStrategy:
@@ -272,8 +218,8 @@ def _strategy(opts: Mapping[str, str]) -> ConsumerStrategy:
     if not given:
         raise SourceOptionError("subscribe", "one of subscribe, subscribePattern or assign is required")
     if len(given) > 1:
-        names = " and ".join(_display(n) for n in given)
-        raise SourceOptionError(_display(given[1]), f"only one of subscribe, subscribePattern and assign may be set, "
+        names = " and ".join(_RULES.name(n) for n in given)
+        raise SourceOptionError(_RULES.name(given[1]), f"only one of subscribe, subscribePattern and assign may be set, "
                                                      f"not {names}")
     name = given[0]
     value = opts[name].strip()
@@ -333,7 +279,7 @@ def _ending_spec(opts: Mapping[str, str], streaming: bool) -> OffsetSpec | None:
     given = [n for n in ("endingoffsets", "endingtimestamp", "endingoffsetsbytimestamp") if n in opts]
     if streaming:
         if given:
-            raise SourceOptionError(_display(given[0]), "is only valid in batch queries; a stream has no end")
+            raise SourceOptionError(_RULES.name(given[0]), "is only valid in batch queries; a stream has no end")
         return None
     if "endingtimestamp" in opts:
         return GlobalTimestamp(_timestamp(opts, "endingtimestamp"), "endingTimestamp")
@@ -357,7 +303,7 @@ def _offsets_spec(opts: Mapping[str, str], name: str, default: OffsetSpec) -> Of
         return Earliest()
     if text.lower() == "latest":
         return Latest()
-    display = _display(name)
+    display = _RULES.name(name)
     try:
         offsets = parse_offsets_json(text, what=display)
     except OffsetJsonError as exc:
@@ -371,7 +317,7 @@ def _offsets_spec(opts: Mapping[str, str], name: str, default: OffsetSpec) -> Of
 
 
 def _timestamps_json(opts: Mapping[str, str], name: str) -> dict[TopicPartition, int]:
-    display = _display(name)
+    display = _RULES.name(name)
     try:
         timestamps = parse_offsets_json(opts[name].strip(), what=display)
     except OffsetJsonError as exc:
@@ -385,29 +331,23 @@ def _timestamps_json(opts: Mapping[str, str], name: str) -> dict[TopicPartition,
 
 
 def _timestamp(opts: Mapping[str, str], name: str) -> int:
-    return _parse_int(_display(name), opts[name].strip(), minimum=0)
+    return _RULES.parse_int(_RULES.name(name), opts[name].strip(), minimum=0)
 
 
 def _isolation_level(opts: Mapping[str, str]) -> str:
-    plain, prefixed = opts.get("isolation.level"), opts.get("kafka.isolation.level")
-    if plain is not None and prefixed is not None and plain.strip().lower() != prefixed.strip().lower():
-        raise SourceOptionError("isolation.level", f"differs from kafka.isolation.level ({plain!r} vs {prefixed!r})")
-    name = "isolation.level" if plain is not None else "kafka.isolation.level"
-    value = (plain if plain is not None else prefixed or "read_uncommitted").strip().lower()
+    name, given = _RULES.aliased(opts, "isolation.level", "kafka.isolation.level", same=lambda v: v.strip().lower())
+    value = (given or "read_uncommitted").strip().lower()
     if value not in ("read_uncommitted", "read_committed"):
         raise SourceOptionError(name, f"must be read_uncommitted or read_committed, not {value!r}")
     return value
 
 
 def _group_id(opts: Mapping[str, str]) -> str | None:
-    plain, prefixed = opts.get("groupid"), opts.get("kafka.group.id")
-    if plain is not None and prefixed is not None and plain.strip() != prefixed.strip():
-        raise SourceOptionError("groupId", f"differs from kafka.group.id ({plain!r} vs {prefixed!r}); set only one")
-    value = plain if plain is not None else prefixed
+    name, value = _RULES.aliased(opts, "groupid", "kafka.group.id")
     if value is None:
         return None
     if not value.strip():
-        raise SourceOptionError("groupId" if plain is not None else "kafka.group.id", "must not be empty")
+        raise SourceOptionError(name, "must not be empty")
     return value.strip()
 
 
@@ -416,16 +356,16 @@ def _choice(opts: Mapping[str, str], name: str, choices: tuple[str, ...], defaul
         return default
     value = opts[name].strip().lower()
     if value not in choices:
-        raise SourceOptionError(_display(name), f"must be one of {', '.join(choices)}, not {opts[name]!r}")
+        raise SourceOptionError(_RULES.name(name), f"must be one of {', '.join(choices)}, not {opts[name]!r}")
     return value
 
 
 def _bool(opts: Mapping[str, str], name: str, default: bool) -> bool:
-    return default if name not in opts else _parse_bool(_display(name), opts[name].strip())
+    return default if name not in opts else _RULES.parse_bool(_RULES.name(name), opts[name].strip())
 
 
 def _positive_int(opts: Mapping[str, str], name: str) -> int | None:
-    return None if name not in opts else _parse_int(_display(name), opts[name].strip(), minimum=1)
+    return None if name not in opts else _RULES.parse_int(_RULES.name(name), opts[name].strip(), minimum=1)
 
 
 def _duration_ms(opts: Mapping[str, str], name: str, default: int) -> int:
@@ -434,7 +374,7 @@ def _duration_ms(opts: Mapping[str, str], name: str, default: int) -> int:
     text = opts[name].strip().lower()
     match = re.fullmatch(r"(\d+)\s*([a-z]*)", text)
     if not match or match.group(2) not in _TIME_UNITS_MS | {"": 1}:
-        raise SourceOptionError(_display(name), f"{opts[name]!r} is not a duration like 500ms, 30s, 15m or 1h")
+        raise SourceOptionError(_RULES.name(name), f"{opts[name]!r} is not a duration like 500ms, 30s, 15m or 1h")
     return int(int(match.group(1)) * _TIME_UNITS_MS.get(match.group(2), 1))
 
 
@@ -444,23 +384,5 @@ def _byte_size(opts: Mapping[str, str], name: str) -> int | None:
     text = opts[name].strip().lower()
     match = re.fullmatch(r"(\d+)\s*([a-z]*)", text)
     if not match or match.group(2) not in _BYTE_UNITS or int(match.group(1)) == 0:
-        raise SourceOptionError(_display(name), f"{opts[name]!r} is not a positive size like 1048576, 512k or 10m")
+        raise SourceOptionError(_RULES.name(name), f"{opts[name]!r} is not a positive size like 1048576, 512k or 10m")
     return int(match.group(1)) * _BYTE_UNITS[match.group(2)]
-
-
-def _parse_bool(name: str, text: str) -> bool:
-    lowered = text.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    raise SourceOptionError(name, f"must be true or false, not {text!r}")
-
-
-def _parse_int(name: str, text: str, *, minimum: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise SourceOptionError(name, f"must be an integer, not {text!r}") from None
-    if value < minimum:
-        raise SourceOptionError(name, f"must be at least {minimum}, not {value}")
-    return value
-

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from spark_ext.checkpoint_offsets import CheckpointOffsetsError, local_checkpoint_dir
+from spark_ext.kafka_options import OptionError, OptionRules
 
 DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000
 DEFAULT_COMMIT_TIMEOUT_MS = 120_000
@@ -103,12 +104,13 @@ _FORBIDDEN_KAFKA = {
 }
 
 
-class SinkOptionError(ValueError):
+class SinkOptionError(OptionError):
     """An option the sink cannot accept; ``option`` is its name as users spell it."""
 
-    def __init__(self, option: str, problem: str) -> None:
-        self.option = option
-        super().__init__(f"spate sink option '{option}': {problem}")
+    side = "spate sink"
+
+
+_RULES = OptionRules(SinkOptionError, "producer", _DISPLAY, _PRODUCER_SETTINGS, _FORBIDDEN_KAFKA)
 
 
 @dataclass(frozen=True)
@@ -144,8 +146,8 @@ def parse_sink_options(options: Mapping[str, str], *, streaming: bool) -> SinkOp
     or else one derived from ``checkpointLocation``; without either this raises.
     """
     opts = {str(k).lower(): "" if v is None else str(v) for k, v in options.items()}
-    producer_settings, used = _producer_settings(opts)
-    _reject_unknown(opts, set(_DISPLAY) | set(used))
+    producer_settings, used = _RULES.settings(opts)
+    _RULES.reject_unknown(opts, set(_DISPLAY) | set(used))
     if "path" in opts:
         raise SinkOptionError("path", "is not used by the spate sink; name the topic with the topic option")
     delivery = _delivery(opts, streaming)
@@ -153,7 +155,7 @@ def parse_sink_options(options: Mapping[str, str], *, streaming: bool) -> SinkOp
         for name, problem in _EXACTLY_ONCE_CONFLICTS.items():
             if name in opts and not _allows_exactly_once(name, producer_settings):
                 raise SinkOptionError(name, problem)
-    bootstrap_servers = _bootstrap_servers(opts)
+    bootstrap_servers = _RULES.bootstrap_servers(opts)
     topic = _topic(opts)
     transaction_timeout_ms = _transaction_timeout_ms(opts)
     bookkeeping_topic = _bookkeeping_topic(opts)
@@ -202,65 +204,12 @@ def sink_id_for_checkpoint(checkpoint_location: str) -> str:
 # --- helpers --------------------------------------------------------------------------------------
 
 
-def _display(name: str) -> str:
-    return _DISPLAY.get(name, name)
-
-
-def _reject_unknown(opts: Mapping[str, str], accepted: set[str]) -> None:
-    for name in sorted(opts):
-        if name in accepted:
-            continue
-        if name in _FORBIDDEN_KAFKA:
-            raise SinkOptionError(name, f"is not allowed: {_FORBIDDEN_KAFKA[name]}")
-        if name.startswith("kafka."):
-            raise SinkOptionError(name, "is not a producer setting the spate sink supports")
-        raise SinkOptionError(name, "is not an option of the spate sink")
-
-
-def _producer_settings(opts: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
-    settings: dict[str, Any] = {}
-    used: list[str] = []
-    for name, (keyword, kind) in _PRODUCER_SETTINGS.items():
-        if name not in opts:
-            continue
-        used.append(name)
-        text = opts[name].strip()
-        if kind == "text":
-            if not text:
-                raise SinkOptionError(name, "must not be empty")
-            settings[keyword] = text
-        else:
-            settings[keyword] = _parse_int(name, text, minimum=1 if kind == "positive" else 0)
-    if "kafka.security.protocol" in opts:
-        used.append("kafka.security.protocol")
-        if opts["kafka.security.protocol"].strip().upper() != "PLAINTEXT":
-            raise SinkOptionError("kafka.security.protocol", "only PLAINTEXT is supported")
-    return settings, used
-
-
 def _allows_exactly_once(name: str, settings: Mapping[str, Any]) -> bool:
     if name == "kafka.acks":
         return str(settings["acks"]).strip().lower() in ("all", "-1")
     if name == "kafka.retries":
         return int(settings["retries"]) > 0
     return True
-
-
-def _bootstrap_servers(opts: Mapping[str, str]) -> str:
-    plain, prefixed = opts.get("bootstrap.servers"), opts.get("kafka.bootstrap.servers")
-    if plain is not None and prefixed is not None and plain.strip() != prefixed.strip():
-        raise SinkOptionError(
-            "bootstrap.servers", f"differs from kafka.bootstrap.servers ({plain!r} vs {prefixed!r}); set only one"
-        )
-    value = plain if plain is not None else prefixed
-    name = "bootstrap.servers" if plain is not None else "kafka.bootstrap.servers"
-    if value is None or not value.strip():
-        raise SinkOptionError("kafka.bootstrap.servers", "is required (host:port of one or more brokers)")
-    for item in value.split(","):
-        host, sep, port = item.strip().rpartition(":")
-        if not sep or not host or not port.isdigit():
-            raise SinkOptionError(name, f"{item!r} is not host:port")
-    return value.strip()
 
 
 def _topic(opts: Mapping[str, str]) -> str | None:
@@ -294,16 +243,10 @@ def _transactional_id_prefix(opts: Mapping[str, str]) -> str | None:
 
 
 def _transaction_timeout_ms(opts: Mapping[str, str]) -> int:
-    plain, prefixed = opts.get("transaction.timeout.ms"), opts.get("kafka.transaction.timeout.ms")
-    if plain is not None and prefixed is not None and plain.strip() != prefixed.strip():
-        raise SinkOptionError(
-            "transaction.timeout.ms", f"differs from kafka.transaction.timeout.ms ({plain!r} vs {prefixed!r})"
-        )
-    name = "transaction.timeout.ms" if plain is not None else "kafka.transaction.timeout.ms"
-    value = plain if plain is not None else prefixed
+    name, value = _RULES.aliased(opts, "transaction.timeout.ms", "kafka.transaction.timeout.ms")
     if value is None:
         return DEFAULT_TRANSACTION_TIMEOUT_MS
-    return _parse_int(name, value.strip(), minimum=1)
+    return _RULES.parse_int(name, value.strip(), minimum=1)
 
 
 def _bookkeeping_topic(opts: Mapping[str, str]) -> str:
@@ -342,14 +285,4 @@ def _source_group(
 def _int(opts: Mapping[str, str], name: str, default: int, *, minimum: int) -> int:
     if name not in opts:
         return default
-    return _parse_int(_display(name), opts[name].strip(), minimum=minimum)
-
-
-def _parse_int(name: str, text: str, *, minimum: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise SinkOptionError(_display(name), f"must be a whole number, not {text!r}") from None
-    if value < minimum:
-        raise SinkOptionError(_display(name), f"must be at least {minimum}, not {value}")
-    return value
+    return _RULES.parse_int(name, opts[name].strip(), minimum=minimum)
