@@ -32,13 +32,10 @@ INVALID_TXN_STATE (the transaction already ended the other way).
 from __future__ import annotations
 
 import logging
-import random
-import time
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
-from broker_core.client.config import ClientConfig
+from broker_core.client.coordinator_client import CoordinatorClient
 from broker_core.client.errors import ClientError, KafkaError, KafkaTimeoutError
-from broker_core.client.network_client import NetworkClient
 from broker_core.client.open_transaction import OpenTransaction
 from broker_core.client.retry import retry_until
 from broker_core.protocol import ApiKey, ErrorCode
@@ -74,34 +71,10 @@ class TransactionCompletionError(KafkaError):
         super().__init__(failures[0][1].code, f"could not {verb} {len(failures)} transaction(s): {detail}")
 
 
-class TransactionCompleter:
-    """Ends transactions of other producers over one set of connections.
+class TransactionCompleter(CoordinatorClient):
+    """Ends transactions of other producers over one set of connections."""
 
-    Not thread-safe. Close it (or use it as a context manager) to drop its
-    connections.
-    """
-
-    def __init__(
-        self,
-        bootstrap_servers: str | Sequence[str],
-        *,
-        request_timeout_ms: int = 30_000,
-        retry_backoff_ms: int = 100,
-        retry_backoff_max_ms: int = 1_000,
-        client_id: str = "spate-txn-completer",
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
-        rng: random.Random | None = None,
-    ) -> None:
-        config = ClientConfig(
-            client_id=client_id,
-            request_timeout_ms=request_timeout_ms,
-            retry_backoff_ms=retry_backoff_ms,
-            retry_backoff_max_ms=retry_backoff_max_ms,
-        )
-        self._clock = clock
-        self._sleep = sleep
-        self._network = NetworkClient(bootstrap_servers, config, clock=clock, rng=rng)
+    default_client_id = "spate-txn-completer"
 
     def complete(self, transaction: OpenTransaction, *, commit: bool, timeout_ms: float = DEFAULT_TIMEOUT_MS) -> None:
         """Commit (or abort) one transaction; raises TransactionCompletionError or KafkaTimeoutError."""
@@ -188,16 +161,6 @@ class TransactionCompleter:
                     f"coordinator {response.node_id} of {transactional_id!r} is not in the cluster metadata",
                 )
         return int(response.node_id)
-
-    def close(self) -> None:
-        self._network.close()
-
-    def __enter__(self) -> TransactionCompleter:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
 
 def hand_off_transaction(producer: Producer, *, timeout_ms: float = DEFAULT_TIMEOUT_MS) -> OpenTransaction:
     """Flush ``producer``, close it, and return its still-open transaction for another process to end.

@@ -33,14 +33,12 @@ Repeating the whole call is harmless; the last offsets sent win.
 
 from __future__ import annotations
 
-import random
-import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence, cast
+from typing import Any, Mapping, Sequence, cast
 
 from broker_core.client.admin_types import OffsetAndMetadata
-from broker_core.client.config import ClientConfig
+from broker_core.client.coordinator_client import CoordinatorClient
 from broker_core.client.errors import (
     BrokerUnavailableError,
     ClientError,
@@ -48,7 +46,6 @@ from broker_core.client.errors import (
     KafkaTimeoutError,
     TransactionAbortableError,
 )
-from broker_core.client.network_client import NetworkClient
 from broker_core.client.open_transaction import OpenTransaction
 from broker_core.client.topic_partition import TopicPartition
 from broker_core.client.transaction_completion import DEFAULT_TIMEOUT_MS
@@ -122,36 +119,10 @@ class _HandedOverTransaction:
         pass
 
 
-class TransactionOffsetsWriter:
-    """Adds group offsets to other producers' open transactions over one set of connections.
+class TransactionOffsetsWriter(CoordinatorClient):
+    """Adds group offsets to other producers' open transactions over one set of connections."""
 
-    Not thread-safe. Close it (or use it as a context manager) to drop its
-    connections.
-    """
-
-    def __init__(
-        self,
-        bootstrap_servers: str | Sequence[str],
-        *,
-        request_timeout_ms: int = 30_000,
-        retry_backoff_ms: int = 100,
-        retry_backoff_max_ms: int = 1_000,
-        client_id: str = "spate-txn-offsets",
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
-        rng: random.Random | None = None,
-        network: NetworkClient | None = None,
-    ) -> None:
-        """``network`` replaces the connections made from the other settings (tests pass a stand-in)."""
-        config = ClientConfig(
-            client_id=client_id,
-            request_timeout_ms=request_timeout_ms,
-            retry_backoff_ms=retry_backoff_ms,
-            retry_backoff_max_ms=retry_backoff_max_ms,
-        )
-        self._clock = clock
-        self._sleep = sleep
-        self._network = network or NetworkClient(bootstrap_servers, config, clock=clock, rng=rng)
+    default_client_id = "spate-txn-offsets"
 
     def add_offsets(
         self,
@@ -244,16 +215,6 @@ class TransactionOffsetsWriter:
         if self._network.node(node_id) is None:
             self._network.register_node(node_id, host, port)
         return node_id
-
-    def close(self) -> None:
-        self._network.close()
-
-    def __enter__(self) -> TransactionOffsetsWriter:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
 
 def add_offsets_to_open_transaction(
     bootstrap_servers: str | Sequence[str],

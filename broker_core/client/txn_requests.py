@@ -110,6 +110,8 @@ class TxnRequest:
     api_key: ClassVar[ApiKey]
     priority: ClassVar[int]
     min_version: ClassVar[int | None] = None
+    # A refusal or an unanswerable request ends the producer, not just the transaction.
+    failure_is_fatal: ClassVar[bool] = False
 
     def __init__(self, result: Future[None] | None, coordinator: CoordinatorKey | None) -> None:
         self.result: Future[None] = result if result is not None else Future()
@@ -133,7 +135,7 @@ class TxnRequest:
         """The request got no answer (lost connection, timeout) or could not be sent."""
         if is_retriable(error):
             return Outcome.FIND_COORDINATOR if self.coordinator is not None else Outcome.RETRY
-        self.fail_abortable(txn, error)
+        self.fail_request(txn, error)
         return Outcome.DONE
 
     # --- shared answers -----------------------------------------------------------------------
@@ -154,6 +156,20 @@ class TxnRequest:
             self.fail_fatal(txn, error)
             return Outcome.DONE
         return None
+
+    def refused(self, txn: TransactionManager, code: ErrorCode, what: str) -> Outcome:
+        """The outcome of an error code in a single-code answer: a shared one's, else this request fails."""
+        outcome = self.common(txn, code, what)
+        if outcome is None:
+            self.fail_request(txn, KafkaError(code, what))
+            outcome = Outcome.DONE
+        return outcome
+
+    def fail_request(self, txn: TransactionManager, error: BaseException) -> None:
+        if self.failure_is_fatal:
+            self.fail_fatal(txn, error)
+        else:
+            self.fail_abortable(txn, error)
 
     def succeed(self) -> None:
         if not self.result.done():
@@ -216,6 +232,7 @@ class FindCoordinator(TxnRequest):
 class InitProducerId(TxnRequest):
     api_key = ApiKey.INIT_PRODUCER_ID
     priority = 1
+    failure_is_fatal = True
 
     def body(self, txn: TransactionManager) -> Any:
         return InitProducerIdRequest(
@@ -228,17 +245,7 @@ class InitProducerId(TxnRequest):
             txn.initialized(body.producer_id, body.producer_epoch)
             self.succeed()
             return Outcome.DONE
-        outcome = self.common(txn, code, "InitProducerId")
-        if outcome is not None:
-            return outcome
-        self.fail_fatal(txn, KafkaError(code, "InitProducerId refused"))
-        return Outcome.DONE
-
-    def on_transport_error(self, txn: TransactionManager, error: BaseException) -> Outcome:
-        if is_retriable(error):
-            return Outcome.FIND_COORDINATOR
-        self.fail_fatal(txn, error)
-        return Outcome.DONE
+        return self.refused(txn, code, "InitProducerId")
 
 
 class AddPartitionsToTxn(TxnRequest):
@@ -306,8 +313,9 @@ def _add_partition_retriable(code: ErrorCode) -> bool:
     return code.retriable or code in (E.OPERATION_NOT_ATTEMPTED, E.UNKNOWN_TOPIC_OR_PARTITION)
 
 
-class AddOffsetsToTxn(TxnRequest):
-    api_key = ApiKey.ADD_OFFSETS_TO_TXN
+class _GroupOffsetsRequest(TxnRequest):
+    """A request about a group's offsets; one result covers AddOffsetsToTxn and the TxnOffsetCommit after it."""
+
     priority = 2
 
     def __init__(
@@ -320,6 +328,10 @@ class AddOffsetsToTxn(TxnRequest):
         super().__init__(result, coordinator)
         self.group_id = group_id
         self.offsets = dict(offsets)
+
+
+class AddOffsetsToTxn(_GroupOffsetsRequest):
+    api_key = ApiKey.ADD_OFFSETS_TO_TXN
 
     def body(self, txn: TransactionManager) -> Any:
         return AddOffsetsToTxnRequest(
@@ -335,31 +347,17 @@ class AddOffsetsToTxn(TxnRequest):
             # The offsets themselves go to the group's coordinator, under the same result.
             txn.offsets_added(TxnOffsetCommit(self.result, CoordinatorKey.group(self.group_id), self.group_id, self.offsets))
             return Outcome.DONE
-        outcome = self.common(txn, code, f"AddOffsetsToTxn for group {self.group_id!r}")
-        if outcome is not None:
-            return outcome
-        self.fail_abortable(txn, KafkaError(code, f"AddOffsetsToTxn for group {self.group_id!r}"))
-        return Outcome.DONE
+        return self.refused(txn, code, f"AddOffsetsToTxn for group {self.group_id!r}")
 
 
-class TxnOffsetCommit(TxnRequest):
+class TxnOffsetCommit(_GroupOffsetsRequest):
+    """``offsets`` keeps the partitions the coordinator has not accepted yet."""
+
     api_key = ApiKey.TXN_OFFSET_COMMIT
-    priority = 2
-
-    def __init__(
-        self,
-        result: Future[None],
-        coordinator: CoordinatorKey,
-        group_id: str,
-        offsets: Mapping[TopicPartition, OffsetAndMetadata],
-    ) -> None:
-        super().__init__(result, coordinator)
-        self.group_id = group_id
-        self.pending = dict(offsets)
 
     def body(self, txn: TransactionManager) -> Any:
         by_topic: dict[str, list[Any]] = defaultdict(list)
-        for tp, committed in sorted(self.pending.items()):
+        for tp, committed in sorted(self.offsets.items()):
             by_topic[tp.topic].append(
                 TxnOffsetCommitRequest.TxnOffsetCommitRequestPartition(
                     partition_index=tp.partition,
@@ -385,13 +383,13 @@ class TxnOffsetCommit(TxnRequest):
             for topic in body.topics
             for part in topic.partitions
         }
-        for tp in [tp for tp in self.pending if codes.get(tp) == E.NONE]:
-            del self.pending[tp]
-        if not self.pending:
+        for tp in [tp for tp in self.offsets if codes.get(tp) == E.NONE]:
+            del self.offsets[tp]
+        if not self.offsets:
             self.succeed()
             return Outcome.DONE
         what = f"TxnOffsetCommit for group {self.group_id!r}"
-        failures = [codes.get(tp, E.UNKNOWN_SERVER_ERROR) for tp in self.pending]
+        failures = [codes.get(tp, E.UNKNOWN_SERVER_ERROR) for tp in self.offsets]
         for code in failures:
             if code in _FENCED:
                 self.fail_fatal(txn, fenced_error(code, what))
@@ -415,6 +413,7 @@ class TxnOffsetCommit(TxnRequest):
 class EndTxn(TxnRequest):
     api_key = ApiKey.END_TXN
     priority = 3
+    failure_is_fatal = True
 
     def __init__(self, result: Future[None], coordinator: CoordinatorKey, commit: bool) -> None:
         super().__init__(result, coordinator)
@@ -439,14 +438,4 @@ class EndTxn(TxnRequest):
         if code == E.NONE or (code == E.INVALID_TXN_STATE and not self.commit and not txn.started):
             txn.transaction_ended(self)
             return Outcome.DONE
-        outcome = self.common(txn, code, "EndTxn " + ("commit" if self.commit else "abort"))
-        if outcome is not None:
-            return outcome
-        self.fail_fatal(txn, KafkaError(code, "EndTxn"))
-        return Outcome.DONE
-
-    def on_transport_error(self, txn: TransactionManager, error: BaseException) -> Outcome:
-        if is_retriable(error):
-            return Outcome.FIND_COORDINATOR
-        self.fail_fatal(txn, error)
-        return Outcome.DONE
+        return self.refused(txn, code, "EndTxn " + ("commit" if self.commit else "abort"))
