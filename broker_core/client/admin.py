@@ -96,39 +96,31 @@ class Admin:
     ) -> None:
         """Create topics; with ``validate_only`` the broker only checks the request."""
         pending = {t.name: t for t in ([topics] if isinstance(topics, NewTopic) else topics)}
-        errors: dict[Any, KafkaError] = {}
-        deadline = self._deadline(timeout_ms)
-
-        def attempt(deadline: float) -> None:
-            node = self._controller(deadline)
-            body = CreateTopicsRequest(
+        self._on_controller(
+            "create_topics",
+            "create topic",
+            pending,
+            ApiKey.CREATE_TOPICS,
+            lambda operation_timeout_ms: CreateTopicsRequest(
                 topics=[_creatable(topic) for topic in pending.values()],
-                timeout_ms=self._operation_timeout_ms(deadline),
+                timeout_ms=operation_timeout_ms,
                 validate_only=validate_only,
-            )
-            _, response = self._network.request(node, ApiKey.CREATE_TOPICS, body, deadline=deadline)
-            self._settle(pending, errors, [(r.name, r.error_code, r.error_message) for r in response.topics],
-                         _RETRY_TOPIC_CHANGE, "create topic")
-
-        self._retry("create_topics", attempt, deadline)
-        if errors:
-            raise AdminError("create_topics", errors)
+            ),
+            lambda response: [(r.name, r.error_code, r.error_message) for r in response.topics],
+            timeout_ms,
+        )
 
     def delete_topics(self, names: str | Iterable[str], *, timeout_ms: float | None = None) -> None:
         pending = {name: name for name in ([names] if isinstance(names, str) else names)}
-        errors: dict[Any, KafkaError] = {}
-        deadline = self._deadline(timeout_ms)
-
-        def attempt(deadline: float) -> None:
-            node = self._controller(deadline)
-            body = DeleteTopicsRequest(topic_names=list(pending), timeout_ms=self._operation_timeout_ms(deadline))
-            _, response = self._network.request(node, ApiKey.DELETE_TOPICS, body, deadline=deadline)
-            self._settle(pending, errors, [(r.name, r.error_code, None) for r in response.responses],
-                         _RETRY_TOPIC_CHANGE, "delete topic")
-
-        self._retry("delete_topics", attempt, deadline)
-        if errors:
-            raise AdminError("delete_topics", errors)
+        self._on_controller(
+            "delete_topics",
+            "delete topic",
+            pending,
+            ApiKey.DELETE_TOPICS,
+            lambda operation_timeout_ms: DeleteTopicsRequest(topic_names=list(pending), timeout_ms=operation_timeout_ms),
+            lambda response: [(r.name, r.error_code, None) for r in response.responses],
+            timeout_ms,
+        )
 
     def list_topics(self, *, include_internal: bool = False, timeout_ms: float | None = None) -> list[str]:
         """Names of every topic, sorted; internal ones (``__consumer_offsets``...) only if asked."""
@@ -165,24 +157,20 @@ class Admin:
     ) -> None:
         """Grow each topic to the given total number of partitions."""
         pending = dict(new_totals)
-        errors: dict[Any, KafkaError] = {}
-        deadline = self._deadline(timeout_ms)
-
-        def attempt(deadline: float) -> None:
-            node = self._controller(deadline)
-            body = CreatePartitionsRequest(
+        self._on_controller(
+            "create_partitions",
+            "create partitions for",
+            pending,
+            ApiKey.CREATE_PARTITIONS,
+            lambda operation_timeout_ms: CreatePartitionsRequest(
                 topics=[CreatePartitionsRequest.CreatePartitionsTopic(name=name, count=count, assignments=None)
                         for name, count in pending.items()],
-                timeout_ms=self._operation_timeout_ms(deadline),
+                timeout_ms=operation_timeout_ms,
                 validate_only=validate_only,
-            )
-            _, response = self._network.request(node, ApiKey.CREATE_PARTITIONS, body, deadline=deadline)
-            self._settle(pending, errors, [(r.name, r.error_code, r.error_message) for r in response.results],
-                         _RETRY_TOPIC_CHANGE, "create partitions for")
-
-        self._retry("create_partitions", attempt, deadline)
-        if errors:
-            raise AdminError("create_partitions", errors)
+            ),
+            lambda response: [(r.name, r.error_code, r.error_message) for r in response.results],
+            timeout_ms,
+        )
 
     # --- configs ------------------------------------------------------------------------------------
 
@@ -493,12 +481,38 @@ class Admin:
             groups[node].extend(anywhere)
         return groups
 
+    def _on_controller(
+        self,
+        operation: str,
+        action: str,
+        pending: dict[str, Any],
+        api_key: ApiKey,
+        body: Callable[[int], Any],
+        answers: Callable[[Any], list[tuple[str, int, str | None]]],
+        timeout_ms: float | None,
+    ) -> None:
+        """Send ``body(operation timeout)`` to the controller until every topic in ``pending`` is settled.
+
+        ``pending`` shrinks as topics succeed or are refused, so a retry asks
+        only for the rest; refusals are raised together as one AdminError.
+        """
+        errors: dict[Any, KafkaError] = {}
+
+        def attempt(deadline: float) -> None:
+            node = self._controller(deadline)
+            request = body(self._operation_timeout_ms(deadline))
+            _, response = self._network.request(node, api_key, request, deadline=deadline)
+            self._settle(pending, errors, answers(response), action)
+
+        self._retry(operation, attempt, self._deadline(timeout_ms))
+        if errors:
+            raise AdminError(operation, errors)
+
     def _settle(
         self,
         pending: dict[str, Any],
         errors: dict[Any, KafkaError],
         results: list[tuple[str, int, str | None]],
-        retry_codes: frozenset[ErrorCode],
         action: str,
     ) -> None:
         """Record per-topic outcomes; raise a retriable error if some topics must be tried again."""
@@ -509,7 +523,7 @@ class Admin:
             code = ErrorCode.of(error_code)
             if code == ErrorCode.NONE:
                 del pending[name]
-            elif code in retry_codes:
+            elif code in _RETRY_TOPIC_CHANGE:
                 retry = KafkaError(code, message or f"{action} {name}")
             else:
                 errors[name] = KafkaError(code, message or f"{action} {name}")
