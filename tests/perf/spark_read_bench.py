@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
-import os
 import pstats
 import shutil
 import sys
@@ -31,54 +30,13 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from confluent_kafka import Producer  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
+from tests.perf.spark_bench_support import produce_bulk, spark_session  # noqa: E402
 from tests.support.broker_process import BrokerProcess  # noqa: E402
 
 TOPIC = "bench-read"
 VALUE_SIZE = 100
-
-
-def produce(bootstrap: str, records: int, partitions: int) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(TOPIC, partitions, 1)])[TOPIC].result(30)
-    producer = Producer({
-        "bootstrap.servers": bootstrap,
-        "linger.ms": 20,
-        "batch.size": 1_000_000,
-        "queue.buffering.max.messages": 500_000,
-    })
-    value = b"v" * VALUE_SIZE
-    for i in range(records):
-        while True:
-            try:
-                producer.produce(TOPIC, value=value, key=b"%08d" % i, partition=i % partitions)
-                break
-            except BufferError:
-                producer.poll(0.05)
-        if i % 10_000 == 0:
-            producer.poll(0)
-    if producer.flush(120):
-        raise RuntimeError("records left undelivered")
-
-
-def spark_session():
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("spate-read-bench")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.memory", "2g")
-        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={REPO / 'conf' / 'log4j2.properties'}")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    return session
 
 
 def prebuilt_arrow_source(records: int, partitions: int):
@@ -182,12 +140,14 @@ def main(argv: list[str] | None = None) -> int:
     broker = BrokerProcess(data_dir=workdir / "broker").start()
     try:
         started = time.perf_counter()
-        produce(broker.bootstrap, args.records, args.partitions)
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.create_topics([NewTopic(TOPIC, args.partitions, 1)])[TOPIC].result(30)
+        produce_bulk(broker.bootstrap, TOPIC, args.records, VALUE_SIZE, args.partitions)
         print(f"produced {args.records:,} records of {VALUE_SIZE} B in {time.perf_counter() - started:.1f} s")
         local_seconds, local_rows = read_in_process(broker.bootstrap, args.partitions, args.profile)
         if local_rows != args.records:
             raise RuntimeError(f"read_range read {local_rows:,} records, not {args.records:,}")
-        spark = spark_session()
+        spark = spark_session("spate-read-bench")
         reader = (
             spark.read.format("spate")
             .option("kafka.bootstrap.servers", broker.bootstrap)

@@ -23,7 +23,6 @@ Not part of the test suite::
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import sys
@@ -40,6 +39,7 @@ if str(REPO) not in sys.path:
 from confluent_kafka import Consumer, KafkaError, Producer  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
+from tests.perf.spark_bench_support import produce_bulk, spark_session  # noqa: E402
 from tests.support.broker_process import BrokerProcess  # noqa: E402
 
 GUARANTEES = ("exactly_once", "at_least_once")
@@ -71,27 +71,6 @@ def create_topics(bootstrap: str, names: list[str], partitions: int) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     for future in admin.create_topics([NewTopic(name, partitions, 1) for name in names]).values():
         future.result(30)
-
-
-def produce_all(bootstrap: str, topic: str, records: int, value_size: int) -> None:
-    producer = Producer({
-        "bootstrap.servers": bootstrap,
-        "linger.ms": 20,
-        "batch.size": 1_000_000,
-        "queue.buffering.max.messages": 500_000,
-    })
-    value = b"v" * value_size
-    for i in range(records):
-        while True:
-            try:
-                producer.produce(topic, value=value, key=b"%08d" % i)
-                break
-            except BufferError:
-                producer.poll(0.05)
-        if i % 10_000 == 0:
-            producer.poll(0)
-    if producer.flush(120):
-        raise RuntimeError("records left undelivered")
 
 
 def produce_at_rate(bootstrap: str, topic: str, rate: int, seconds: float, value_size: int) -> int:
@@ -140,25 +119,6 @@ def consume_latencies(bootstrap: str, topic: str, stop: threading.Event, out: li
                 out.append((sent, (received - sent) / 1e6))
     finally:
         consumer.close()
-
-
-def spark_session(recent_progress: int):
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("spate-stream-bench")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.memory", "2g")
-        .config("spark.sql.streaming.numRecentProgressUpdates", str(recent_progress))
-        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={REPO / 'conf' / 'log4j2.properties'}")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    return session
 
 
 def run_latency(spark, bootstrap: str, workdir: Path, guarantee: str, args: argparse.Namespace) -> LatencyResult:
@@ -280,7 +240,10 @@ def main(argv: list[str] | None = None) -> int:
     latency: list[LatencyResult] = []
     throughput: list[ThroughputResult] = []
     try:
-        spark = spark_session(recent_progress=max(1000, int(args.seconds * 1000 / max(args.trigger_ms, 1)) + 100))
+        recent_progress = max(1000, int(args.seconds * 1000 / max(args.trigger_ms, 1)) + 100)
+        spark = spark_session(
+            "spate-stream-bench", **{"spark.sql.streaming.numRecentProgressUpdates": str(recent_progress)}
+        )
         try:
             if not args.skip_latency:
                 for guarantee in guarantees:
@@ -289,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
                 source = "tput-in"
                 create_topics(broker.bootstrap, [source], args.partitions)
                 started = time.perf_counter()
-                produce_all(broker.bootstrap, source, args.records, args.value_size)
+                produce_bulk(broker.bootstrap, source, args.records, args.value_size)
                 print(f"produced {args.records:,} records of {args.value_size} B in "
                       f"{time.perf_counter() - started:.1f} s")
                 for guarantee in guarantees:
