@@ -9,6 +9,7 @@ import signal
 import sys
 from pathlib import Path
 
+from broker_core.cli.common import command_group
 from broker_core.cli.errors import CliError
 from broker_core.cluster.errors import MetadataError
 from broker_core.config.broker_config import load_broker_config
@@ -18,8 +19,7 @@ from broker_core.storage.errors import StorageError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    broker = subparsers.add_parser("broker", help="run a broker")
-    commands = broker.add_subparsers(title="broker commands", metavar="COMMAND")
+    commands = command_group(subparsers, "broker", "run a broker")
     start = commands.add_parser(
         "start",
         help="start a broker in the foreground",
@@ -33,7 +33,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     start.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     start.set_defaults(func=run_start)
-    broker.set_defaults(func=lambda args: (broker.print_help(sys.stderr), 2)[1])
 
 
 def run_start(args: argparse.Namespace) -> int:

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from rich.table import Table
 
-from broker_core.cli.common import CommandParser, add_connection_arguments, client_errors, console, one_line_errors
+from broker_core.cli.common import add_connection_arguments, command_group, client_errors, console
 from broker_core.client import Admin
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    cluster = one_line_errors(subparsers.add_parser("cluster", help="inspect the cluster"))
-    commands = cluster.add_subparsers(title="cluster commands", metavar="COMMAND", parser_class=CommandParser)
-    cluster.set_defaults(func=lambda args: (cluster.print_help(sys.stderr), 2)[1])
+    commands = command_group(subparsers, "cluster", "inspect the cluster")
     describe = commands.add_parser("describe", help="cluster id, controller, brokers and topic count")
     add_connection_arguments(describe)
     describe.set_defaults(func=run_describe)

@@ -57,6 +57,16 @@ def one_line_errors(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
+def command_group(subparsers: argparse._SubParsersAction, name: str, help: str) -> argparse._SubParsersAction:
+    """Add ``spate NAME COMMAND ...``; the commands it returns report usage errors on one line.
+
+    ``spate NAME`` alone prints the group's help on stderr and exits with the usage code.
+    """
+    group = one_line_errors(subparsers.add_parser(name, help=help))
+    group.set_defaults(func=lambda args: (group.print_help(sys.stderr), USAGE_EXIT)[1])
+    return group.add_subparsers(title=f"{name} commands", metavar="COMMAND", parser_class=CommandParser)
+
+
 def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bootstrap-server",

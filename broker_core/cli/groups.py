@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import sys
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Iterator
@@ -19,11 +18,10 @@ from typing import Iterator
 from rich.table import Table
 
 from broker_core.cli.common import (
-    CommandParser,
     add_connection_arguments,
+    command_group,
     client_errors,
     console,
-    one_line_errors,
 )
 from broker_core.cli.errors import CliError
 from broker_core.client import EARLIEST, LATEST, Admin, AdminError, ErrorCode, TopicPartition
@@ -33,9 +31,7 @@ NONE_SHOWN = "-"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    groups = one_line_errors(subparsers.add_parser("groups", help="list, describe, reset and delete consumer groups"))
-    commands = groups.add_subparsers(title="groups commands", metavar="COMMAND", parser_class=CommandParser)
-    groups.set_defaults(func=lambda args: (groups.print_help(sys.stderr), 2)[1])
+    commands = command_group(subparsers, "groups", "list, describe, reset and delete consumer groups")
 
     listing = commands.add_parser("list", help="list group ids, one per line")
     listing.set_defaults(func=run_list)

@@ -32,10 +32,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from broker_core.cli.common import (
     ACKS_CHOICES,
     COMPRESSION_CHOICES,
-    CommandParser,
     add_connection_arguments,
     client_errors,
-    one_line_errors,
+    command_group,
     positive_int,
     stderr_is_terminal,
 )
@@ -57,9 +56,7 @@ _SEND_TIME = struct.Struct(">q")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    perf = one_line_errors(subparsers.add_parser("perf", help="measure throughput and latency"))
-    commands = perf.add_subparsers(title="perf commands", metavar="COMMAND", parser_class=CommandParser)
-    perf.set_defaults(func=lambda args: (perf.print_help(sys.stderr), 2)[1])
+    commands = command_group(subparsers, "perf", "measure throughput and latency")
 
     produce = commands.add_parser("produce", help="produce N records and report throughput and ack latency")
     _common_options(produce)

@@ -8,18 +8,16 @@ of the configs that differ from the broker's defaults.
 from __future__ import annotations
 
 import argparse
-import sys
 
 from rich.table import Table
 
 from broker_core.cli.common import (
-    CommandParser,
     add_connection_arguments,
+    command_group,
     client_errors,
     config_map,
     console,
     key_value,
-    one_line_errors,
     positive_int,
 )
 from broker_core.cli.errors import CliError
@@ -27,9 +25,7 @@ from broker_core.client import EARLIEST, LATEST, Admin, ConfigResource, ConfigSo
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    topics = one_line_errors(subparsers.add_parser("topics", help="create, list, describe, alter and delete topics"))
-    commands = topics.add_subparsers(title="topics commands", metavar="COMMAND", parser_class=CommandParser)
-    topics.set_defaults(func=lambda args: (topics.print_help(sys.stderr), 2)[1])
+    commands = command_group(subparsers, "topics", "create, list, describe, alter and delete topics")
 
     create = commands.add_parser("create", help="create a topic")
     create.add_argument("name", metavar="NAME")

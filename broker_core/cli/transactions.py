@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 
 from rich.table import Table
 
-from broker_core.cli.common import CommandParser, add_connection_arguments, client_errors, console, one_line_errors
+from broker_core.cli.common import add_connection_arguments, command_group, client_errors, console
 from broker_core.cli.errors import CliError
 from broker_core.client import Admin, Consumer, TopicPartition
 from broker_core.cluster.topic_names import TRANSACTION_STATE_TOPIC
@@ -26,9 +26,7 @@ NONE_SHOWN = "-"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = one_line_errors(subparsers.add_parser("transactions", help="list and describe transactional ids"))
-    commands = parser.add_subparsers(title="transactions commands", metavar="COMMAND", parser_class=CommandParser)
-    parser.set_defaults(func=lambda args: (parser.print_help(sys.stderr), 2)[1])
+    commands = command_group(subparsers, "transactions", "list and describe transactional ids")
 
     listing = commands.add_parser("list", help="every transactional id with its producer, epoch and state")
     listing.set_defaults(func=run_list)
