@@ -38,18 +38,27 @@ class SpateBatchReader(DataSourceReader):
     def partitions(self) -> list[InputPartition]:
         with closing(OffsetReader(self.options)) as offsets:
             ranges = plan_batch_ranges(offsets, self.options)
-        pieces = split_ranges(
-            ranges,
-            min_partitions=self.options.min_partitions,
-            max_records_per_partition=self.options.max_records_per_partition,
-        )
-        return [OffsetRangePartition(r) for r in pieces]
+        return input_partitions(ranges, self.options)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        # Spark plans one placeholder partition when there is nothing to read.
-        if not isinstance(partition, OffsetRangePartition):
-            return iter(())
-        return read_range(partition.offset_range, self.settings)
+        return read_partition(partition, self.settings)
+
+
+def input_partitions(ranges: list[OffsetRange], options: SourceOptions) -> list[InputPartition]:
+    """Spark's input partitions for ``ranges``, split as minPartitions and maxRecordsPerPartition ask."""
+    pieces = split_ranges(
+        ranges,
+        min_partitions=options.min_partitions,
+        max_records_per_partition=options.max_records_per_partition,
+    )
+    return [OffsetRangePartition(r) for r in pieces]
+
+
+def read_partition(partition: InputPartition, settings: ReadSettings) -> Iterator[pa.RecordBatch]:
+    # Spark plans one placeholder partition when there is nothing to read.
+    if not isinstance(partition, OffsetRangePartition):
+        return iter(())
+    return read_range(partition.offset_range, settings)
 
 
 def plan_batch_ranges(offsets: OffsetReader, options: SourceOptions) -> list[OffsetRange]:

@@ -53,12 +53,12 @@ from pyspark.sql.streaming.datasource import (
 from broker_core.client import TopicPartition
 from spark_ext.data_loss import DataLossPolicy
 from spark_ext.group_commit import GroupOffsetCommitter
-from spark_ext.offset_ranges import OffsetRange, cap_bytes, cap_offsets, split_ranges
+from spark_ext.offset_ranges import OffsetRange, cap_bytes, cap_offsets
 from spark_ext.offset_reader import OffsetReader
 from spark_ext.offsets import PartitionOffsets, offsets_from_dict, offsets_to_dict
 from spark_ext.options import SourceOptions
-from spark_ext.partition_reader import ReadSettings, read_range
-from spark_ext.reader import OffsetRangePartition
+from spark_ext.partition_reader import ReadSettings
+from spark_ext.reader import input_partitions, read_partition
 
 log = logging.getLogger("spark_ext.stream_reader")
 
@@ -217,17 +217,10 @@ class SpateStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 begin = self._policy.resolve_start(tp, 0, log_start, reason=NEW_PARTITION_LOSS)
             if ends[tp] > begin:
                 ranges.append(OffsetRange(tp.topic, tp.partition, begin, ends[tp]))
-        pieces = split_ranges(
-            ranges,
-            min_partitions=self.options.min_partitions,
-            max_records_per_partition=self.options.max_records_per_partition,
-        )
-        return [OffsetRangePartition(r) for r in pieces]
+        return input_partitions(ranges, self.options)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        if not isinstance(partition, OffsetRangePartition):
-            return iter(())
-        return read_range(partition.offset_range, self.settings)
+        return read_partition(partition, self.settings)
 
     def commit(self, end: dict) -> None:
         self._commit_to_group(offsets_from_dict(end, what="end offsets"))
