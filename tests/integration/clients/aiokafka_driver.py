@@ -7,9 +7,7 @@ await is bounded by ``timeout_s`` so a silent broker fails the test quickly.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable
-from dataclasses import dataclass
 from typing import TypeVar
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
@@ -20,10 +18,12 @@ from tests.integration.clients.model import (
     ClientOperationError,
     Codec,
     ConsumedRecord,
+    DriverSettings,
     consumed_from_python_client,
     OffsetOutOfRangeReported,
     OutgoingRecord,
     Placement,
+    ReadUntil,
     ResetPolicy,
     TimestampLookup,
 )
@@ -35,17 +35,8 @@ def error_code(exc: KafkaError) -> int | None:
     return getattr(exc, "errno", None)
 
 
-@dataclass
-class AiokafkaDriver:
-    bootstrap: str
-    timeout_s: float = 20.0
-    name: str = "aiokafka"
-    # Client-side request size limit; raise it to let the broker be the one that says "too large".
-    max_request_bytes: int | None = None
-
-    @property
-    def timeout_ms(self) -> int:
-        return int(self.timeout_s * 1000)
+class AiokafkaDriver(DriverSettings):
+    name = "aiokafka"
 
     def run(self, operation: Awaitable[T]) -> T:
         async def bounded() -> T:
@@ -54,9 +45,7 @@ class AiokafkaDriver:
         try:
             return asyncio.run(bounded())
         except OffsetOutOfRangeError as exc:
-            positions = exc.args[0] if exc.args and isinstance(exc.args[0], dict) else {}
-            partition = next(iter(positions)).partition if positions else -1
-            raise OffsetOutOfRangeReported(partition, repr(exc)) from exc
+            raise OffsetOutOfRangeReported.from_python_client(exc) from exc
         except KafkaError as exc:
             raise ClientOperationError(error_code(exc), repr(exc)) from exc
 
@@ -149,18 +138,13 @@ class AiokafkaDriver:
         return self.run(read())
 
     async def _read_until(self, consumer: AIOKafkaConsumer, end: dict[int, int]) -> list[ConsumedRecord]:
-        got: list[ConsumedRecord] = []
-        next_offset = {p: -1 for p in end}
-        deadline = time.monotonic() + self.timeout_s
-        while any(next_offset[p] < end[p] for p in end):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"read up to {next_offset}, expected {end} within {self.timeout_s}s")
+        read = ReadUntil(end, self.timeout_s)
+        while read.wanting():
             batches = await consumer.getmany(timeout_ms=200, max_records=5000)
             for tp, messages in batches.items():
                 for msg in messages:
-                    got.append(consumed_from_python_client(tp.partition, msg))
-                    next_offset[tp.partition] = msg.offset + 1
-        return got
+                    read.add(consumed_from_python_client(tp.partition, msg))
+        return read.records
 
     def offset_for_time(self, topic: str, partition: int, timestamp_ms: int) -> TimestampLookup | None:
         async def lookup() -> TimestampLookup | None:

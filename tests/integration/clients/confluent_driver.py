@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import logging
-import time
 import uuid
-from dataclasses import dataclass
 
 from confluent_kafka import TIMESTAMP_CREATE_TIME, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -14,9 +12,11 @@ from tests.integration.clients.model import (
     ClientOperationError,
     Codec,
     ConsumedRecord,
+    DriverSettings,
     OffsetOutOfRangeReported,
     OutgoingRecord,
     Placement,
+    ReadUntil,
     ResetPolicy,
     TimestampLookup,
 )
@@ -29,13 +29,8 @@ def error_code(exc: KafkaException) -> int | None:
     return error.code() if isinstance(error, KafkaError) else None
 
 
-@dataclass
-class ConfluentDriver:
-    bootstrap: str
-    timeout_s: float = 20.0
-    name: str = "confluent-kafka"
-    # Client-side request size limit; raise it to let the broker be the one that says "too large".
-    max_request_bytes: int | None = None
+class ConfluentDriver(DriverSettings):
+    name = "confluent-kafka"
 
     def base_config(self) -> dict[str, object]:
         return {
@@ -144,12 +139,8 @@ class ConfluentDriver:
             consumer.close()
 
     def _read_until(self, consumer: Consumer, end: dict[int, int]) -> list[ConsumedRecord]:
-        got: list[ConsumedRecord] = []
-        next_offset = {p: -1 for p in end}
-        deadline = time.monotonic() + self.timeout_s
-        while any(next_offset[p] < end[p] for p in end):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"read up to {next_offset}, expected {end} within {self.timeout_s}s")
+        read = ReadUntil(end, self.timeout_s)
+        while read.wanting():
             for msg in consumer.consume(num_messages=1000, timeout=0.2):
                 err = msg.error()
                 if err is not None:
@@ -157,7 +148,7 @@ class ConfluentDriver:
                         raise OffsetOutOfRangeReported(msg.partition(), str(err))
                     raise ClientOperationError(err.code(), str(err))
                 ts_type, ts = msg.timestamp()
-                got.append(
+                read.add(
                     ConsumedRecord(
                         partition=msg.partition(),
                         offset=msg.offset(),
@@ -168,8 +159,7 @@ class ConfluentDriver:
                         create_time=ts_type == TIMESTAMP_CREATE_TIME,
                     )
                 )
-                next_offset[msg.partition()] = msg.offset() + 1
-        return got
+        return read.records
 
     def offset_for_time(self, topic: str, partition: int, timestamp_ms: int) -> TimestampLookup | None:
         consumer = self.consumer()

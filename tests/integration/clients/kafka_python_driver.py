@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
-
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient
 from kafka.errors import KafkaError, OffsetOutOfRangeError
@@ -13,10 +10,12 @@ from tests.integration.clients.model import (
     ClientOperationError,
     Codec,
     ConsumedRecord,
+    DriverSettings,
     consumed_from_python_client,
     OffsetOutOfRangeReported,
     OutgoingRecord,
     Placement,
+    ReadUntil,
     ResetPolicy,
     TimestampLookup,
 )
@@ -26,17 +25,8 @@ def error_code(exc: KafkaError) -> int | None:
     return getattr(exc, "errno", None)
 
 
-@dataclass
-class KafkaPythonDriver:
-    bootstrap: str
-    timeout_s: float = 20.0
-    name: str = "kafka-python"
-    # Client-side request size limit; raise it to let the broker be the one that says "too large".
-    max_request_bytes: int | None = None
-
-    @property
-    def timeout_ms(self) -> int:
-        return int(self.timeout_s * 1000)
+class KafkaPythonDriver(DriverSettings):
+    name = "kafka-python"
 
     def admin(self) -> KafkaAdminClient:
         return KafkaAdminClient(bootstrap_servers=self.bootstrap, request_timeout_ms=self.timeout_ms)
@@ -122,25 +112,18 @@ class KafkaPythonDriver:
             consumer.close()
 
     def _read_until(self, consumer: KafkaConsumer, end: dict[int, int]) -> list[ConsumedRecord]:
-        got: list[ConsumedRecord] = []
-        next_offset = {p: -1 for p in end}
-        deadline = time.monotonic() + self.timeout_s
-        while any(next_offset[p] < end[p] for p in end):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"read up to {next_offset}, expected {end} within {self.timeout_s}s")
+        read = ReadUntil(end, self.timeout_s)
+        while read.wanting():
             try:
                 batches = consumer.poll(timeout_ms=200, max_records=5000)
             except OffsetOutOfRangeError as exc:
-                positions = exc.args[0] if exc.args and isinstance(exc.args[0], dict) else {}
-                partition = next(iter(positions)).partition if positions else -1
-                raise OffsetOutOfRangeReported(partition, repr(exc)) from exc
+                raise OffsetOutOfRangeReported.from_python_client(exc) from exc
             except KafkaError as exc:
                 raise ClientOperationError(error_code(exc), repr(exc)) from exc
             for tp, messages in batches.items():
                 for msg in messages:
-                    got.append(consumed_from_python_client(tp.partition, msg))
-                    next_offset[tp.partition] = msg.offset + 1
-        return got
+                    read.add(consumed_from_python_client(tp.partition, msg))
+        return read.records
 
     def offset_for_time(self, topic: str, partition: int, timestamp_ms: int) -> TimestampLookup | None:
         consumer = self.consumer()

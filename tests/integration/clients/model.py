@@ -9,7 +9,8 @@ exactly as the library reports it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 Codec = Literal["none", "gzip", "snappy", "lz4", "zstd"]
@@ -79,6 +80,13 @@ class OffsetOutOfRangeReported(Exception):
         super().__init__(f"partition {partition}: {detail}")
         self.partition = partition
 
+    @classmethod
+    def from_python_client(cls, exc: Exception) -> OffsetOutOfRangeReported:
+        """kafka-python's and aiokafka's OffsetOutOfRangeError, whose first argument maps partitions to positions."""
+        positions = exc.args[0] if exc.args and isinstance(exc.args[0], dict) else {}
+        partition = next(iter(positions)).partition if positions else -1
+        return cls(partition, repr(exc))
+
 
 class ClientOperationError(Exception):
     """A client call failed; ``code`` is the Kafka error code where the client exposes one."""
@@ -86,6 +94,45 @@ class ClientOperationError(Exception):
     def __init__(self, code: int | None, detail: str) -> None:
         super().__init__(f"error code {code}: {detail}")
         self.code = code
+
+
+@dataclass
+class DriverSettings:
+    """The settings every driver is made with: ``Driver(bootstrap, timeout_s=..., max_request_bytes=...)``."""
+
+    bootstrap: str
+    timeout_s: float = 20.0
+    # Client-side request size limit; raise it to let the broker be the one that says "too large".
+    max_request_bytes: int | None = None
+
+    @property
+    def timeout_ms(self) -> int:
+        return int(self.timeout_s * 1000)
+
+
+@dataclass
+class ReadUntil:
+    """Records read so far, until every partition reaches its end offset or the time is up."""
+
+    end: dict[int, int]
+    timeout_s: float
+    records: list[ConsumedRecord] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._next_offset = {p: -1 for p in self.end}
+        self._deadline = time.monotonic() + self.timeout_s
+
+    def wanting(self) -> bool:
+        """Whether some partition is short of its end offset; TimeoutError once the time is up."""
+        if all(self._next_offset[p] >= self.end[p] for p in self.end):
+            return False
+        if time.monotonic() > self._deadline:
+            raise TimeoutError(f"read up to {self._next_offset}, expected {self.end} within {self.timeout_s}s")
+        return True
+
+    def add(self, record: ConsumedRecord) -> None:
+        self.records.append(record)
+        self._next_offset[record.partition] = record.offset + 1
 
 
 class ClientDriver(Protocol):
