@@ -219,8 +219,9 @@ def _strategy(opts: Mapping[str, str]) -> ConsumerStrategy:
         raise SourceOptionError("subscribe", "one of subscribe, subscribePattern or assign is required")
     if len(given) > 1:
         names = " and ".join(_RULES.name(n) for n in given)
-        raise SourceOptionError(_RULES.name(given[1]), f"only one of subscribe, subscribePattern and assign may be set, "
-                                                     f"not {names}")
+        raise SourceOptionError(
+            _RULES.name(given[1]), f"only one of subscribe, subscribePattern and assign may be set, not {names}"
+        )
     name = given[0]
     value = opts[name].strip()
     if name == "subscribe":
@@ -331,7 +332,7 @@ def _timestamps_json(opts: Mapping[str, str], name: str) -> dict[TopicPartition,
 
 
 def _timestamp(opts: Mapping[str, str], name: str) -> int:
-    return _RULES.parse_int(_RULES.name(name), opts[name].strip(), minimum=0)
+    return _RULES.parse_int(name, opts[name].strip(), minimum=0)
 
 
 def _isolation_level(opts: Mapping[str, str]) -> str:
@@ -361,11 +362,11 @@ def _choice(opts: Mapping[str, str], name: str, choices: tuple[str, ...], defaul
 
 
 def _bool(opts: Mapping[str, str], name: str, default: bool) -> bool:
-    return default if name not in opts else _RULES.parse_bool(_RULES.name(name), opts[name].strip())
+    return default if name not in opts else _RULES.parse_bool(name, opts[name].strip())
 
 
 def _positive_int(opts: Mapping[str, str], name: str) -> int | None:
-    return None if name not in opts else _RULES.parse_int(_RULES.name(name), opts[name].strip(), minimum=1)
+    return None if name not in opts else _RULES.parse_int(name, opts[name].strip(), minimum=1)
 
 
 def _duration_ms(opts: Mapping[str, str], name: str, default: int) -> int:

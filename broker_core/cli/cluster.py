@@ -6,7 +6,7 @@ import argparse
 
 from rich.table import Table
 
-from broker_core.cli.common import add_connection_arguments, command_group, client_errors, console
+from broker_core.cli.common import add_connection_arguments, client_errors, command_group, console
 from broker_core.client import Admin
 
 

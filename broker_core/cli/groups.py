@@ -19,8 +19,8 @@ from rich.table import Table
 
 from broker_core.cli.common import (
     add_connection_arguments,
-    command_group,
     client_errors,
+    command_group,
     console,
 )
 from broker_core.cli.errors import CliError

@@ -13,8 +13,8 @@ from rich.table import Table
 
 from broker_core.cli.common import (
     add_connection_arguments,
-    command_group,
     client_errors,
+    command_group,
     config_map,
     console,
     key_value,

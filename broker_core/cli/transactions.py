@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 
 from rich.table import Table
 
-from broker_core.cli.common import add_connection_arguments, command_group, client_errors, console
+from broker_core.cli.common import add_connection_arguments, client_errors, command_group, console
 from broker_core.cli.errors import CliError
 from broker_core.client import Admin, Consumer, TopicPartition
 from broker_core.cluster.topic_names import TRANSACTION_STATE_TOPIC

@@ -162,6 +162,7 @@ class TransactionCompleter(CoordinatorClient):
                 )
         return int(response.node_id)
 
+
 def hand_off_transaction(producer: Producer, *, timeout_ms: float = DEFAULT_TIMEOUT_MS) -> OpenTransaction:
     """Flush ``producer``, close it, and return its still-open transaction for another process to end.
 

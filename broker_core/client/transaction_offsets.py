@@ -216,6 +216,7 @@ class TransactionOffsetsWriter(CoordinatorClient):
             self._network.register_node(node_id, host, port)
         return node_id
 
+
 def add_offsets_to_open_transaction(
     bootstrap_servers: str | Sequence[str],
     transactional_id: str,

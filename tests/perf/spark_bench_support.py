@@ -20,7 +20,7 @@ def produce_bulk(bootstrap: str, topic: str, records: int, value_size: int, part
         "queue.buffering.max.messages": 500_000,
     })
     value = b"v" * value_size
-    placement = {}
+    placement: dict[str, int] = {}
     for i in range(records):
         if partitions:
             placement["partition"] = i % partitions
