@@ -26,11 +26,11 @@ from typing import Sequence
 from rich.console import Console
 from rich.table import Table
 
-from broker_core.client import Admin, NewTopic, Producer
-from broker_core.client.errors import KafkaError
-from broker_core.protocol.errors import ErrorCode
 from broker_core.server.embedded import EmbeddedBroker
 from jobs.page_views import start_query
+from spate.client import Admin, NewTopic, Producer
+from spate.client.errors import KafkaError
+from spate.protocol.errors import ErrorCode
 
 EVENTS_TOPIC = "page-views"
 COUNTS_TOPIC = "page-views-per-minute"

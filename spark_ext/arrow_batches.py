@@ -8,7 +8,7 @@ The schema is Spark's Kafka source schema, column for column::
 
 Fetched batches arrive either as parallel Python lists (one per column),
 each column then built by one pyarrow call over a list, or already decoded
-into numpy and Arrow arrays (``broker_core.records.columnar``), which are
+into numpy and Arrow arrays (``spark_ext.columnar``), which are
 only concatenated; the constant columns (topic, partition, timestampType)
 are built from buffers. No Python object per row is created here. Several
 fetched batches are gathered into one Arrow batch of up to ``max_rows``
@@ -34,8 +34,8 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from broker_core.client import FetchedBatch
-from broker_core.records.columnar import ColumnarBatch
+from spark_ext.columnar import ColumnarBatch
+from spate.client import FetchedBatch
 
 DEFAULT_MAX_ROWS = 65_536
 

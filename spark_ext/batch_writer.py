@@ -21,13 +21,12 @@ from typing import Callable, Iterator, List, Optional
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
-from broker_core.client import Admin, Producer
-from broker_core.client.transaction_completion import TransactionCompleter
 from spark_ext.sink_commit import abort_transactions, commit_transactions, summarize
 from spark_ext.sink_options import SinkOptions
 from spark_ext.sink_records import records_of
 from spark_ext.sink_schema import SinkColumns
 from spark_ext.sink_task import SinkCommitMessage, TaskInfo, TaskWriter, spark_task_info
+from spate.client import Admin, Producer, TransactionCompleter
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
-from broker_core.client import TopicPartition
+from spate.client import TopicPartition
 
 
 @dataclass(frozen=True, slots=True)

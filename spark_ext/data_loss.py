@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from broker_core.client import TopicPartition
+from spate.client import TopicPartition
 
 log = logging.getLogger("spark_ext.data_loss")
 

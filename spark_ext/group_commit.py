@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Callable, Mapping
 
-from broker_core.client import Admin, OffsetAndMetadata, TopicPartition
+from spate.client import Admin, OffsetAndMetadata, TopicPartition
 
 log = logging.getLogger("spark_ext.group_commit")
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Iterable, Mapping, Sequence
 
-from broker_core.client import TopicPartition
+from spate.client import TopicPartition
 
 
 @dataclass(frozen=True, slots=True, order=True)

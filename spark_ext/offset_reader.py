@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Iterable, Mapping
 
-from broker_core.client import EARLIEST, LATEST, Admin, Consumer, OffsetOutOfRangeError, TopicPartition
 from spark_ext.offset_ranges import SizeSample
 from spark_ext.offset_spec import (
     Earliest,
@@ -21,7 +20,8 @@ from spark_ext.offset_spec import (
     SpecificTimestamps,
 )
 from spark_ext.offsets import EARLIEST_OFFSET, LATEST_OFFSET
-from spark_ext.options import SourceOptions, SourceOptionError
+from spark_ext.options import SourceOptionError, SourceOptions
+from spate.client import EARLIEST, LATEST, Admin, Consumer, OffsetOutOfRangeError, TopicPartition
 
 # Record-size samples read at most this many bytes per partition.
 MAX_SAMPLE_BYTES = 512 * 1024

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from broker_core.client import TopicPartition
+from spate.client import TopicPartition
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from broker_core.client import TopicPartition
+from spate.client import TopicPartition
 
 PartitionOffsets = dict[TopicPartition, int]
 

@@ -46,7 +46,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from broker_core.client import TopicPartition
 from spark_ext.consumer_strategy import Assign, ConsumerStrategy, Subscribe, SubscribePattern
 from spark_ext.kafka_options import OptionError, OptionRules
 from spark_ext.offset_spec import (
@@ -58,6 +57,7 @@ from spark_ext.offset_spec import (
     SpecificTimestamps,
 )
 from spark_ext.offsets import EARLIEST_OFFSET, LATEST_OFFSET, OffsetJsonError, parse_offsets_json
+from spate.client import TopicPartition
 
 # Lower-cased name -> the spelling users know, for messages.
 _DISPLAY = {

@@ -25,11 +25,11 @@ from typing import Any, Callable, Iterator
 
 import pyarrow as pa
 
-from broker_core.client import Consumer, OffsetOutOfRangeError
 from spark_ext.arrow_batches import DEFAULT_MAX_ROWS, ArrowBatchBuilder
 from spark_ext.data_loss import DataLossPolicy
 from spark_ext.offset_ranges import OffsetRange
 from spark_ext.options import SourceOptions
+from spate.client import Consumer, OffsetOutOfRangeError
 
 # One poll waits at most this long (ms), so the no-progress deadline is checked regularly.
 _POLL_STEP_MS = 500

@@ -15,12 +15,12 @@ from typing import Iterator
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
-from broker_core.client import TopicPartition
 from spark_ext.data_loss import DataLossPolicy
 from spark_ext.offset_ranges import OffsetRange, split_ranges
 from spark_ext.offset_reader import OffsetReader
 from spark_ext.options import SourceOptionError, SourceOptions
 from spark_ext.partition_reader import ReadSettings, read_range
+from spate.client import TopicPartition
 
 
 class OffsetRangePartition(InputPartition):

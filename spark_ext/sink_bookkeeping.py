@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from broker_core.client import Admin, AdminError, ErrorCode, NewTopic, OffsetAndMetadata, TopicPartition
+from spate.client import Admin, AdminError, ErrorCode, NewTopic, OffsetAndMetadata, TopicPartition
 
 METADATA_PREFIX = "spate sink batch "
 _METADATA = re.compile(r"spate sink batch (\d+)(?: of query (\S+))?$")

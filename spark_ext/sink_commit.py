@@ -28,16 +28,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Optional, Sequence
 
-from broker_core.client import KafkaError, OffsetAndMetadata, Producer, TopicPartition
-from broker_core.client.errors import ClientError
-from broker_core.client.transaction_completion import (
-    OpenTransaction,
-    TransactionCompleter,
-    TransactionCompletionError,
-)
-from broker_core.client.transaction_offsets import TransactionOffsetsWriter
 from spark_ext.checkpoint_offsets import CheckpointOffsetsError, read_batch_offsets
 from spark_ext.sink_task import SinkCommitMessage
+from spate.client import (
+    ClientError,
+    KafkaError,
+    OffsetAndMetadata,
+    OpenTransaction,
+    Producer,
+    TopicPartition,
+    TransactionCompleter,
+    TransactionCompletionError,
+    TransactionOffsetsWriter,
+)
 
 logger = logging.getLogger(__name__)
 

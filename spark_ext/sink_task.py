@@ -33,11 +33,10 @@ from typing import Any, Callable, Iterable, Iterator
 
 from pyspark.sql.datasource import WriterCommitMessage
 
-from broker_core.client import Admin, Producer
-from broker_core.client.transaction_completion import OpenTransaction, hand_off_transaction
 from spark_ext.sink_bookkeeping import BatchBookkeeping
 from spark_ext.sink_options import SinkOptions
 from spark_ext.sink_records import OutgoingRecord
+from spate.client import Admin, OpenTransaction, Producer, hand_off_transaction
 
 logger = logging.getLogger(__name__)
 

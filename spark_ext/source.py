@@ -25,7 +25,6 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from spark_ext import sink
-
 from spark_ext.arrow_batches import source_schema
 from spark_ext.options import SourceOptionError, parse_source_options
 from spark_ext.reader import SpateBatchReader

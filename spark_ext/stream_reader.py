@@ -50,7 +50,6 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from broker_core.client import TopicPartition
 from spark_ext.data_loss import DataLossPolicy
 from spark_ext.group_commit import GroupOffsetCommitter
 from spark_ext.offset_ranges import OffsetRange, cap_bytes, cap_offsets
@@ -59,6 +58,7 @@ from spark_ext.offsets import PartitionOffsets, offsets_from_dict, offsets_to_di
 from spark_ext.options import SourceOptions
 from spark_ext.partition_reader import ReadSettings
 from spark_ext.reader import input_partitions, read_partition
+from spate.client import TopicPartition
 
 log = logging.getLogger("spark_ext.stream_reader")
 

@@ -18,9 +18,6 @@ from typing import Callable, Iterator, List, Optional
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
 
-from broker_core.client import Admin, Producer
-from broker_core.client.transaction_completion import TransactionCompleter
-from broker_core.client.transaction_offsets import TransactionOffsetsWriter
 from spark_ext.sink_bookkeeping import BatchBookkeeping
 from spark_ext.sink_commit import (
     SourceOffsets,
@@ -33,6 +30,7 @@ from spark_ext.sink_options import SinkOptions
 from spark_ext.sink_records import records_of
 from spark_ext.sink_schema import SinkColumns
 from spark_ext.sink_task import SinkCommitMessage, TaskInfo, TaskWriter, spark_task_info
+from spate.client import Admin, Producer, TransactionCompleter, TransactionOffsetsWriter
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ Public API::
 
 from broker_core.config.broker_config import BrokerConfig, load_broker_config
 from broker_core.config.broker_properties import BROKER_PROPERTIES
-from broker_core.config.config_source import ConfigSource, ConfigSynonym, EffectiveValue
+from broker_core.config.config_source import ConfigSynonym, EffectiveValue
 from broker_core.config.definitions import ConfigValue, PropertyDef, PropertyType
 from broker_core.config.errors import ConfigError
 from broker_core.config.listeners import Listener
@@ -25,6 +25,7 @@ from broker_core.config.topic_config import (
     topic_config_synonyms,
     validate_topic_configs,
 )
+from spate.protocol.messages.describe_configs import ConfigSource
 
 __all__ = [
     "BROKER_PROPERTIES",

@@ -19,11 +19,12 @@ from types import MappingProxyType
 from typing import Iterable, Mapping, Sequence, TypeVar, cast
 
 from broker_core.config.broker_properties import BROKER_PROPERTIES
-from broker_core.config.config_source import ConfigSource, EffectiveValue
+from broker_core.config.config_source import EffectiveValue
 from broker_core.config.definitions import ConfigValue, InvalidValue, PropertyDef, PropertyType, render_value
 from broker_core.config.errors import ConfigError
 from broker_core.config.listeners import Listener, parse_protocol_map, resolve_listeners
 from broker_core.config.properties_file import read_properties_file
+from spate.protocol.messages.describe_configs import ConfigSource
 
 OVERRIDE_ORIGIN = "--override"
 _MS_PER_MINUTE = 60_000

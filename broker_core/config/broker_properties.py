@@ -20,9 +20,9 @@ from broker_core.config.definitions import (
     PropertyDef,
     PropertyType,
     Range,
+    Validator,
     ValidList,
     ValidString,
-    Validator,
     at_least,
 )
 from broker_core.config.listeners import check_listener_list, check_protocol_map

@@ -1,21 +1,10 @@
-"""Where a config value came from, with DescribeConfigs' numbering."""
+"""A config's effective value and its synonyms, each with where it came from (DescribeConfigs' ``ConfigSource``)."""
 
 from __future__ import annotations
 
-import enum
 from typing import NamedTuple
 
-
-class ConfigSource(enum.IntEnum):
-    """Kafka's ``ConfigSource`` ids as DescribeConfigs v1+ reports them."""
-
-    UNKNOWN = 0
-    DYNAMIC_TOPIC_CONFIG = 1
-    DYNAMIC_BROKER_CONFIG = 2
-    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
-    STATIC_BROKER_CONFIG = 4
-    DEFAULT_CONFIG = 5
-    DYNAMIC_BROKER_LOGGER_CONFIG = 6
+from spate.protocol.messages.describe_configs import ConfigSource
 
 
 class EffectiveValue(NamedTuple):

@@ -22,7 +22,7 @@ from broker_core.config.broker_properties import (
     MIN_INDEX_BYTES,
     TIMESTAMP_TYPES,
 )
-from broker_core.config.config_source import ConfigSource, ConfigSynonym, EffectiveValue
+from broker_core.config.config_source import ConfigSynonym, EffectiveValue
 from broker_core.config.definitions import (
     LONG_MAX,
     ConfigValue,
@@ -30,13 +30,14 @@ from broker_core.config.definitions import (
     PropertyDef,
     PropertyType,
     Range,
+    Validator,
     ValidList,
     ValidString,
-    Validator,
     at_least,
     render_value,
 )
 from broker_core.config.errors import ConfigError
+from spate.protocol.messages.describe_configs import ConfigSource
 
 BrokerDefault = Callable[[BrokerConfig], ConfigValue]
 

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from typing import Iterator, Mapping, Protocol, Sequence
 
 from broker_core.cluster.errors import TopicExistsError, UnknownTopicError
-from broker_core.protocol.errors import ErrorCode, KafkaError
-from broker_core.records import NO_SEQUENCE, DecodedBatch, Record, build_batch, iter_decoded_batches
 from broker_core.server.errors import error_code_for
 from broker_core.server.topic_manager import TopicRequest
 from broker_core.storage.producer_state import AppendOrigin
+from spate.protocol.errors import ErrorCode, KafkaError
+from spate.records import NO_SEQUENCE, DecodedBatch, Record, build_batch, iter_decoded_batches
 
 logger = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from broker_core.protocol import types as t
-from broker_core.protocol.errors import ProtocolDecodeError
+from spate.protocol import types as t
+from spate.protocol.errors import ProtocolDecodeError
 
 
 class RecordFieldReader:

@@ -25,10 +25,6 @@ import logging
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from broker_core.records.batch import BatchHeader, iter_batches
-from broker_core.records.control import ControlType, build_control_batch, parse_control_record
-from broker_core.records.errors import CorruptRecordError
-from broker_core.records.reader import decode_batch
 from broker_core.storage.epoch_cache import LeaderEpochFileCache
 from broker_core.storage.errors import InvalidAppendError
 from broker_core.storage.fetch_slice import FetchSlice
@@ -42,11 +38,14 @@ from broker_core.storage.producer_state import (
     ProducerStateManager,
 )
 from broker_core.storage.txn_index import AbortedTxn
+from spate.records.batch import BatchHeader, iter_batches
+from spate.records.control import ControlType, build_control_batch, parse_control_record
+from spate.records.errors import CorruptRecordError
+from spate.records.reader import decode_batch
+from spate.structs import IsolationLevel
 
 logger = logging.getLogger(__name__)
 
-READ_UNCOMMITTED = 0
-READ_COMMITTED = 1
 # Producer-state replay reads the log in chunks of this size.
 REPLAY_READ_BYTES = 8 * 1024 * 1024
 
@@ -258,7 +257,7 @@ class Partition:
         """
         high_watermark = self.high_watermark
         stable = self.last_stable_offset
-        if isolation_level != READ_COMMITTED:
+        if isolation_level != IsolationLevel.READ_COMMITTED:
             fetched = self.log.read(offset, max_bytes, max_offset=high_watermark, min_one_batch=min_one_batch)
             return PartitionRead(fetched, high_watermark, stable, self.log.log_start_offset)
         fetched = self.log.read(offset, max_bytes, max_offset=stable, min_one_batch=min_one_batch)

@@ -31,7 +31,6 @@ from broker_core.coordinator.transaction import (
     TransactionStateManager,
     TxnConfig,
 )
-from broker_core.protocol.versions import ADVERTISED_VERSIONS
 from broker_core.server.connection import ClientConnection
 from broker_core.server.context import BrokerContext
 from broker_core.server.dispatch import RequestDispatcher
@@ -43,6 +42,7 @@ from broker_core.server.topic_manager import TopicManager
 from broker_core.storage.config import LogConfig
 from broker_core.storage.files import TopicPartition
 from broker_core.storage.log_manager import LogManager
+from spate.protocol.versions import ADVERTISED_VERSIONS
 
 logger = logging.getLogger(__name__)
 

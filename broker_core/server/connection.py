@@ -17,13 +17,13 @@ import asyncio
 import logging
 from typing import Any, Mapping
 
-from broker_core.protocol.api_keys import ApiKey
-from broker_core.protocol.connection import Request, ServerConnection, encode_response_parts
-from broker_core.protocol.errors import FrameTooLargeError, InvalidRequestError, UnsupportedVersionError
-from broker_core.protocol.types import FileRangeRef
-from broker_core.protocol.versions import VersionRange
 from broker_core.server.dispatch import RequestDispatcher
 from broker_core.storage.fetch_slice import FetchSlice
+from spate.protocol.api_keys import ApiKey
+from spate.protocol.connection import Request, ServerConnection, encode_response_parts
+from spate.protocol.errors import FrameTooLargeError, InvalidRequestError, UnsupportedVersionError
+from spate.protocol.types import FileRangeRef
+from spate.protocol.versions import VersionRange
 
 logger = logging.getLogger(__name__)
 

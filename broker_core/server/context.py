@@ -9,11 +9,11 @@ from broker_core.cluster.metadata_store import MetadataStore
 from broker_core.config.broker_config import BrokerConfig
 from broker_core.coordinator.group.group_coordinator import GroupCoordinator
 from broker_core.coordinator.transaction.txn_coordinator import TransactionCoordinator
-from broker_core.protocol.api_keys import ApiKey
-from broker_core.protocol.versions import VersionRange
 from broker_core.server.producer_ids import ProducerIdManager
 from broker_core.server.replica_manager import ReplicaManager
 from broker_core.server.topic_manager import TopicManager
+from spate.protocol.api_keys import ApiKey
+from spate.protocol.versions import VersionRange
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ import inspect
 import logging
 from typing import Any, Awaitable, Callable, Mapping
 
-from broker_core.protocol.api_keys import ApiKey
-from broker_core.protocol.connection import Request
+from spate.protocol.api_keys import ApiKey
+from spate.protocol.connection import Request
 
 logger = logging.getLogger(__name__)
 

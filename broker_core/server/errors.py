@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from broker_core.protocol.errors import ErrorCode, KafkaError
-from broker_core.records.errors import CorruptRecordError
+from spate.protocol.errors import ErrorCode, KafkaError
+from spate.records.errors import CorruptRecordError
 
 logger = logging.getLogger(__name__)
 

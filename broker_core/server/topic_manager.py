@@ -16,8 +16,8 @@ from broker_core.cluster.metadata_store import MetadataStore, TopicDescription
 from broker_core.cluster.topic_names import is_internal_topic, validate_topic_name
 from broker_core.config.broker_config import BrokerConfig
 from broker_core.config.topic_config import validate_topic_configs
-from broker_core.protocol.errors import ErrorCode, KafkaError
 from broker_core.server.replica_manager import ReplicaManager
+from spate.protocol.errors import ErrorCode, KafkaError
 
 logger = logging.getLogger(__name__)
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 
-from broker_core.records.batch import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, parse_header, peek_offset_and_length
-from broker_core.records.errors import CorruptRecordError
+from spate.records.batch import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, parse_header, peek_offset_and_length
+from spate.records.errors import CorruptRecordError
 
 INITIAL_WINDOW = 512
 MAX_WINDOW = 64 * 1024

@@ -3,7 +3,7 @@
 Each error carries the Kafka error code the broker answers with
 (``error_code``) and whether a client may retry (``retriable``). Malformed
 batch bytes are not storage's to describe: they raise
-:class:`broker_core.records.errors.CorruptRecordError` (CORRUPT_MESSAGE).
+:class:`spate.records.errors.CorruptRecordError` (CORRUPT_MESSAGE).
 """
 
 from __future__ import annotations

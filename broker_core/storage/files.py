@@ -24,6 +24,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from spate.structs import TopicPartition
+
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
@@ -124,15 +126,6 @@ def with_state(path: Path, state: FileState) -> Path:
     if parsed is None:
         raise ValueError(f"not a segment file name: {path.name}")
     return path.with_name(str(SegmentFileName(parsed.base_offset, parsed.kind, state)))
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class TopicPartition:
-    topic: str
-    partition: int
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
 
 
 def partition_dir_name(tp: TopicPartition) -> str:

@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from broker_core.records.errors import CorruptRecordError
 from broker_core.storage.batch_reader import BatchReader
 from broker_core.storage.config import LogConfig
 from broker_core.storage.errors import CorruptIndexError, LogDirError
@@ -44,6 +43,7 @@ from broker_core.storage.files import FileKind, FileState, parse_segment_file_na
 from broker_core.storage.segment import LogSegment
 from broker_core.storage.segments import LogSegments
 from broker_core.storage.txn_index import CorruptTxnIndexError
+from spate.records.errors import CorruptRecordError
 
 _log = logging.getLogger(__name__)
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from broker_core.records.batch import (
+from broker_core.storage.errors import InvalidAppendError, RecordTooLargeError
+from spate.records.batch import (
     CRC_OFFSET,
     CRC_START,
     LOG_OVERHEAD,
@@ -31,7 +32,6 @@ from broker_core.records.batch import (
     stamp_partition_leader_epoch,
     validate_batch,
 )
-from broker_core.storage.errors import InvalidAppendError, RecordTooLargeError
 
 _INT16 = struct.Struct(">h")
 _INT64 = struct.Struct(">q")

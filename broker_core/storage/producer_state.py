@@ -55,9 +55,9 @@ Not thread-safe: a partition has one writer, which holds the log's lock.
 
 from __future__ import annotations
 
+import enum
 import logging
 import os
-import enum
 import re
 import struct
 from dataclasses import dataclass, replace
@@ -67,8 +67,8 @@ from typing import Callable, ClassVar, Iterable, Mapping
 
 from crc32c import crc32c
 
-from broker_core.records.batch import NO_PRODUCER_EPOCH, NO_SEQUENCE, NO_TIMESTAMP, BatchHeader
-from broker_core.records.control import ControlType
+from spate.records.batch import NO_PRODUCER_EPOCH, NO_SEQUENCE, NO_TIMESTAMP, BatchHeader
+from spate.records.control import ControlType
 
 logger = logging.getLogger(__name__)
 

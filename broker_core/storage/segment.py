@@ -28,7 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Iterator, Sequence, TypeVar
 
-from broker_core.records.batch import (
+from broker_core.storage.batch_reader import BatchReader, pread_fully
+from broker_core.storage.errors import CorruptIndexError
+from broker_core.storage.files import FileState, SegmentPaths, segment_paths
+from broker_core.storage.offset_index import OffsetIndex
+from broker_core.storage.time_index import TimeIndex, TimestampOffset
+from broker_core.storage.txn_index import AbortedTxn, TransactionIndex, TxnIndexSearchResult
+from spate.records.batch import (
     HEADER_SIZE,
     LOG_OVERHEAD,
     NO_TIMESTAMP,
@@ -36,13 +42,7 @@ from broker_core.records.batch import (
     batch_crc,
     validate_batch,
 )
-from broker_core.records.errors import CorruptRecordError
-from broker_core.storage.batch_reader import BatchReader, pread_fully
-from broker_core.storage.errors import CorruptIndexError
-from broker_core.storage.files import FileState, SegmentPaths, segment_paths
-from broker_core.storage.offset_index import OffsetIndex
-from broker_core.storage.time_index import TimeIndex, TimestampOffset
-from broker_core.storage.txn_index import AbortedTxn, TransactionIndex, TxnIndexSearchResult
+from spate.records.errors import CorruptRecordError
 
 INT32_MAX = (1 << 31) - 1
 _RECOVERY_WINDOW = 1 << 20

@@ -24,9 +24,9 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from broker_core.records.batch import NO_TIMESTAMP
 from broker_core.storage.errors import CorruptIndexError
 from broker_core.storage.index_base import IndexFile
+from spate.records.batch import NO_TIMESTAMP
 
 _INT32_MAX = (1 << 31) - 1
 

@@ -11,7 +11,14 @@ from rich.console import Console
 
 from broker_core.server.embedded import EmbeddedBroker
 from examples.topic_as_dataframe import partition_summary, read_topic, views_per_page
-from jobs.quickstart import EVENTS_TOPIC, PAGES, create_topics, page_view_events, produce, run
+from jobs.quickstart import (
+    EVENTS_TOPIC,
+    PAGES,
+    create_topics,
+    page_view_events,
+    produce,
+    run,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -40,8 +40,8 @@ from confluent_kafka import Producer as ConfluentProducer
 from confluent_kafka import TopicPartition as ConfluentTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from broker_core.client import Producer
-from broker_core.client.sender import Sender
+from spate.client import Producer
+from spate.client.producer.sender import Sender
 from tests.perf.test_broker_perf import produce as confluent_produce
 from tests.support.broker_process import BrokerProcess
 
@@ -93,7 +93,7 @@ def spate_produce(bootstrap: str, topic: str, records: int) -> float:
 
 def spate_cli(*args: str) -> str:
     """The summary line of a ``spate perf`` command."""
-    done = subprocess.run([sys.executable, "-m", "broker_core.cli.main", "perf", *args],
+    done = subprocess.run([sys.executable, "-m", "spate.cli.main", "perf", *args],
                           capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         raise RuntimeError(f"spate perf {' '.join(args)} failed: {done.stderr.strip()}")

@@ -25,11 +25,11 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.integration.tansu_process import TansuProcess
 from tests.perf.client_bench import spate_cli
 from tests.perf.loopback import loopback_bandwidth_mb_s
 from tests.perf.test_broker_perf import PARTITIONS, consume, produce
 from tests.support.broker_process import BrokerProcess
+from tests.support.tansu_process import TansuProcess
 
 WORKLOADS = [(1024, "1"), (1024, "all"), (100, "1"), (100, "all")]
 

@@ -95,9 +95,9 @@ def prebuilt_arrow_source(records: int, partitions: int):
 
 def read_in_process(bootstrap: str, partitions: int, profile: bool) -> tuple[float, int]:
     """Seconds for one process to read every partition with ``read_range``, and the rows read."""
-    from broker_core.client import LATEST, Admin, TopicPartition
     from spark_ext.offset_ranges import OffsetRange
     from spark_ext.partition_reader import ReadSettings, read_range
+    from spate.client import LATEST, Admin, TopicPartition
 
     tps = [TopicPartition(TOPIC, p) for p in range(partitions)]
     with Admin(bootstrap) as admin:

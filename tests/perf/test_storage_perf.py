@@ -30,10 +30,10 @@ from typing import Callable
 
 import pytest
 
-from broker_core.records.batch import validate_batch
 from broker_core.storage.config import LogConfig
 from broker_core.storage.log import Log
-from tests.unit.storage.batch_factory import make_batch
+from spate.records.batch import validate_batch
+from tests.broker.storage.batch_factory import make_batch
 
 pytestmark = pytest.mark.perf
 

@@ -38,7 +38,7 @@ class BrokerProcess:
             "log.dirs": str(self.data_dir / "logs"),
             **self.overrides,
         }
-        cmd = [sys.executable, "-m", "broker_core.cli.main", "broker", "start"]
+        cmd = [sys.executable, "-m", "spate.cli.main", "broker", "start"]
         for key, value in settings.items():
             cmd += ["--override", f"{key}={value}"]
         return cmd

@@ -40,8 +40,8 @@ from broker_core.coordinator.group.results import (
     OffsetFetchResult,
 )
 from broker_core.coordinator.scheduler import Scheduler
-from broker_core.protocol.errors import ErrorCode
 from broker_core.storage.files import TopicPartition
+from spate.protocol.errors import ErrorCode
 
 logger = logging.getLogger(__name__)
 

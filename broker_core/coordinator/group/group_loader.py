@@ -29,7 +29,7 @@ from typing import Iterable
 
 from broker_core.coordinator.group.group_metadata import GroupMetadata, GroupState
 from broker_core.coordinator.group.member import MemberMetadata, Protocol
-from broker_core.coordinator.group.offsets import OffsetAndMetadata
+from broker_core.coordinator.group.offsets import CommittedOffset
 from broker_core.coordinator.group.offsets_log import (
     GroupMetadataKey,
     GroupMetadataValue,
@@ -39,13 +39,13 @@ from broker_core.coordinator.group.offsets_log import (
     decode_key,
     decode_offset_commit_value,
 )
-from broker_core.records import ControlType, CorruptRecordError, DecodedBatch, Record, parse_control_record
 from broker_core.storage.files import TopicPartition
+from spate.records import ControlType, CorruptRecordError, DecodedBatch, Record, parse_control_record
 
 logger = logging.getLogger(__name__)
 
 # group id -> partition -> offset
-GroupOffsets = dict[str, dict[TopicPartition, OffsetAndMetadata]]
+GroupOffsets = dict[str, dict[TopicPartition, CommittedOffset]]
 
 
 @dataclass

@@ -29,11 +29,11 @@ from typing import Iterator, Mapping
 
 from broker_core.coordinator.group.consumer_protocol import CONSUMER_PROTOCOL_TYPE, group_subscribed_topics
 from broker_core.coordinator.group.member import MemberMetadata
-from broker_core.coordinator.group.offsets import OffsetAndMetadata
+from broker_core.coordinator.group.offsets import CommittedOffset
 from broker_core.coordinator.group.results import GroupDescription, JoinedMember, MemberDescription
 from broker_core.coordinator.scheduler import TimerHandle
-from broker_core.protocol.errors import ErrorCode
 from broker_core.storage.files import TopicPartition
+from spate.protocol.errors import ErrorCode
 
 
 class GroupState(enum.Enum):
@@ -101,10 +101,10 @@ class GroupMetadata:
         self.join_timer_is_initial_delay = False
         self.sync_timer: TimerHandle | None = None
         self.subscribed_topics: frozenset[str] | None = None
-        self.offsets: dict[TopicPartition, OffsetAndMetadata] = {}
+        self.offsets: dict[TopicPartition, CommittedOffset] = {}
         # Offsets of transactions still open, per producer id: invisible until the
         # transaction commits (they join ``offsets``) or aborts (they are dropped).
-        self.pending_txn_offsets: dict[int, dict[TopicPartition, OffsetAndMetadata]] = {}
+        self.pending_txn_offsets: dict[int, dict[TopicPartition, CommittedOffset]] = {}
 
     def __repr__(self) -> str:
         return f"GroupMetadata({self.group_id!r}, {self.state}, generation {self.generation_id}, {len(self.members)} members)"
@@ -295,7 +295,7 @@ class GroupMetadata:
         return any(tp in pending for pending in self.pending_txn_offsets.values())
 
     def add_pending_txn_offsets(
-        self, producer_id: int, offsets: Mapping[TopicPartition, OffsetAndMetadata]
+        self, producer_id: int, offsets: Mapping[TopicPartition, CommittedOffset]
     ) -> None:
         """Offsets a transaction wrote; a later write of the same partition replaces an earlier one."""
         self.pending_txn_offsets.setdefault(producer_id, {}).update(offsets)

@@ -27,7 +27,7 @@ from typing import Callable, Iterable, Mapping
 from broker_core.coordinator.group.group_config import GroupConfig
 from broker_core.coordinator.group.group_loader import replay
 from broker_core.coordinator.group.group_metadata import GroupMetadata, GroupState
-from broker_core.coordinator.group.offsets import NO_EXPIRE_TIMESTAMP, OffsetAndMetadata
+from broker_core.coordinator.group.offsets import NO_EXPIRE_TIMESTAMP, CommittedOffset
 from broker_core.coordinator.group.offsets_log import (
     GroupMetadataValue,
     MemberMetadataValue,
@@ -37,12 +37,12 @@ from broker_core.coordinator.group.offsets_log import (
     offset_commit_value,
 )
 from broker_core.coordinator.group.offsets_topic import KeyValue, OffsetsTopic, TxnProducer
-from broker_core.coordinator.internal_topic import PartitionStatus
 from broker_core.coordinator.group.results import OffsetCommitEntry
+from broker_core.coordinator.internal_topic import PartitionStatus
 from broker_core.coordinator.partitioning import partition_for
 from broker_core.coordinator.scheduler import Scheduler, TimerHandle
-from broker_core.protocol.errors import ErrorCode, KafkaError
 from broker_core.storage.files import TopicPartition
+from spate.protocol.errors import ErrorCode, KafkaError
 
 logger = logging.getLogger(__name__)
 
@@ -249,23 +249,23 @@ class GroupMetadataManager:
 
     def _validate_offsets(
         self, offsets: Mapping[TopicPartition, OffsetCommitEntry], *, retention_ms: int
-    ) -> tuple[dict[TopicPartition, ErrorCode], dict[TopicPartition, OffsetAndMetadata]]:
+    ) -> tuple[dict[TopicPartition, ErrorCode], dict[TopicPartition, CommittedOffset]]:
         """Refusals per partition, and the offsets to write for the rest."""
         now = self._scheduler.now_ms()
         expire = now + retention_ms if retention_ms >= 0 else NO_EXPIRE_TIMESTAMP
         refused: dict[TopicPartition, ErrorCode] = {}
-        valid: dict[TopicPartition, OffsetAndMetadata] = {}
+        valid: dict[TopicPartition, CommittedOffset] = {}
         for tp, entry in offsets.items():
             metadata = entry.metadata or ""
             if java_string_length(metadata) > self._config.offset_metadata_max_bytes:
                 refused[tp] = E.OFFSET_METADATA_TOO_LARGE
             else:
-                valid[tp] = OffsetAndMetadata(entry.offset, entry.leader_epoch, metadata, now, expire)
+                valid[tp] = CommittedOffset(entry.offset, entry.leader_epoch, metadata, now, expire)
         return refused, valid
 
     def _write_offsets(
-        self, group: GroupMetadata, valid: dict[TopicPartition, OffsetAndMetadata], producer: TxnProducer | None
-    ) -> tuple[ErrorCode, dict[TopicPartition, OffsetAndMetadata]]:
+        self, group: GroupMetadata, valid: dict[TopicPartition, CommittedOffset], producer: TxnProducer | None
+    ) -> tuple[ErrorCode, dict[TopicPartition, CommittedOffset]]:
         """Write ``valid`` as one batch; on success the offsets carry their batch's position."""
         records = [
             (offset_commit_key(group.group_id, tp.topic, tp.partition), offset_commit_value(committed))

@@ -27,7 +27,9 @@ UNKNOWN_RECORD_OFFSET = -1
 
 
 @dataclass(frozen=True)
-class OffsetAndMetadata:
+class CommittedOffset:
+    """A group's committed offset as the coordinator stores it in ``__consumer_offsets`` (Kafka's OffsetAndMetadata value)."""
+
     offset: int
     leader_epoch: int
     metadata: str
@@ -42,6 +44,6 @@ class OffsetAndMetadata:
             return now_ms >= self.expire_timestamp_ms
         return now_ms - base_timestamp_ms >= retention_ms
 
-    def written_before(self, other: OffsetAndMetadata) -> bool:
+    def written_before(self, other: CommittedOffset) -> bool:
         """Whether this offset's record precedes ``other``'s in the log (unknown counts as oldest)."""
         return self.record_offset < other.record_offset

@@ -37,9 +37,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from broker_core.coordinator.group.offsets import NO_EXPIRE_TIMESTAMP, OffsetAndMetadata
+from broker_core.coordinator.group.offsets import NO_EXPIRE_TIMESTAMP, CommittedOffset
 from broker_core.coordinator.record_fields import RecordFieldReader
-from broker_core.protocol import types as t
+from spate.protocol import types as t
 
 OFFSET_COMMIT_KEY_VERSION = 1
 GROUP_METADATA_KEY_VERSION = 2
@@ -114,7 +114,7 @@ def group_metadata_key(group: str) -> bytes:
     return bytes(buf)
 
 
-def offset_commit_value(committed: OffsetAndMetadata) -> bytes:
+def offset_commit_value(committed: CommittedOffset) -> bytes:
     buf = bytearray()
     if committed.expire_timestamp_ms != NO_EXPIRE_TIMESTAMP:
         t.INT16.encode(buf, OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRY)
@@ -172,7 +172,7 @@ def decode_key(data: bytes | memoryview | None) -> OffsetCommitKey | GroupMetada
     return key
 
 
-def decode_offset_commit_value(data: bytes | memoryview) -> OffsetAndMetadata:
+def decode_offset_commit_value(data: bytes | memoryview) -> CommittedOffset:
     reader = RecordFieldReader(data, "offset commit value", OffsetsRecordError)
     version = reader.read(t.INT16)
     if not 0 <= version <= _FLEXIBLE_VALUE_VERSION:
@@ -185,7 +185,7 @@ def decode_offset_commit_value(data: bytes | memoryview) -> OffsetAndMetadata:
     expire_timestamp = reader.read(t.INT64) if version == 1 else NO_EXPIRE_TIMESTAMP
     reader.end_struct()
     reader.finish()
-    return OffsetAndMetadata(offset, leader_epoch, metadata or "", commit_timestamp, expire_timestamp)
+    return CommittedOffset(offset, leader_epoch, metadata or "", commit_timestamp, expire_timestamp)
 
 
 def decode_group_metadata_value(data: bytes | memoryview) -> GroupMetadataValue:

@@ -22,7 +22,7 @@ from typing import Iterator, Protocol, Sequence
 from broker_core.cluster.topic_names import CONSUMER_OFFSETS_TOPIC
 from broker_core.coordinator.group.group_config import GroupConfig
 from broker_core.coordinator.internal_topic import BrokerInternalTopic, InternalTopicSpec, KeyValue, TxnProducer
-from broker_core.records import DecodedBatch
+from spate.records import DecodedBatch
 
 __all__ = ["BrokerOffsetsTopic", "KeyValue", "OffsetsTopic", "TxnProducer"]
 

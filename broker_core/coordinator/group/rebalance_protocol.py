@@ -48,7 +48,7 @@ from broker_core.coordinator.group.results import (
     SyncGroupResult,
 )
 from broker_core.coordinator.scheduler import Scheduler
-from broker_core.protocol.errors import ErrorCode
+from spate.protocol.errors import ErrorCode
 
 logger = logging.getLogger(__name__)
 

@@ -22,8 +22,8 @@ from collections import defaultdict
 from broker_core.coordinator.record_fields import RecordFieldReader
 from broker_core.coordinator.transaction.txn_metadata import TxnMetadata
 from broker_core.coordinator.transaction.txn_state import TxnState
-from broker_core.protocol import types as t
 from broker_core.storage.files import TopicPartition
+from spate.protocol import types as t
 
 KEY_VERSION = 0
 VALUE_VERSION = 0

@@ -28,7 +28,7 @@ from broker_core.coordinator.transaction.txn_log import (
 )
 from broker_core.coordinator.transaction.txn_metadata import TxnMetadata
 from broker_core.coordinator.transaction.txn_state import check_transition
-from broker_core.protocol.errors import ErrorCode, KafkaError
+from spate.protocol.errors import ErrorCode, KafkaError
 
 logger = logging.getLogger(__name__)
 

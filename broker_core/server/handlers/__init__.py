@@ -11,13 +11,11 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Callable, Mapping
 
-from broker_core.protocol.api_keys import ApiKey
-from broker_core.protocol.connection import Request
 from broker_core.server.context import BrokerContext
 from broker_core.server.handlers import (
     add_offsets_to_txn,
     add_partitions_to_txn,
-    end_txn,
+    alter_configs,
     api_versions,
     create_partitions,
     create_topics,
@@ -26,7 +24,7 @@ from broker_core.server.handlers import (
     delete_topics,
     describe_configs,
     describe_groups,
-    alter_configs,
+    end_txn,
     fetch,
     find_coordinator,
     heartbeat,
@@ -44,6 +42,8 @@ from broker_core.server.handlers import (
     sync_group,
     txn_offset_commit,
 )
+from spate.protocol.api_keys import ApiKey
+from spate.protocol.connection import Request
 
 _HANDLERS: Mapping[ApiKey, Callable[[BrokerContext, Request], Any]] = {
     ApiKey.API_VERSIONS: api_versions.handle,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from broker_core.protocol.connection import Request
-from broker_core.protocol.errors import ErrorCode
-from broker_core.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnResponse
 from broker_core.server.context import BrokerContext
 from broker_core.server.handlers.txn_errors import for_version
+from spate.protocol.connection import Request
+from spate.protocol.errors import ErrorCode
+from spate.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnResponse
 
 R = AddOffsetsToTxnResponse
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from broker_core.protocol.connection import Request
-from broker_core.protocol.errors import ErrorCode
-from broker_core.protocol.messages.add_partitions_to_txn import AddPartitionsToTxnResponse
 from broker_core.server.context import BrokerContext
 from broker_core.server.handlers.txn_errors import for_version
 from broker_core.storage.files import TopicPartition
+from spate.protocol.connection import Request
+from spate.protocol.errors import ErrorCode
+from spate.protocol.messages.add_partitions_to_txn import AddPartitionsToTxnResponse
 
 R = AddPartitionsToTxnResponse
 

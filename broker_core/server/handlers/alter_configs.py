@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from broker_core.protocol.connection import Request
-from broker_core.protocol.errors import ErrorCode, KafkaError
-from broker_core.protocol.messages.alter_configs import AlterConfigsResponse
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import error_code_for
 from broker_core.server.handlers.config_resources import TOPIC
+from spate.protocol.connection import Request
+from spate.protocol.errors import ErrorCode, KafkaError
+from spate.protocol.messages.alter_configs import AlterConfigsResponse
 
 R = AlterConfigsResponse
 

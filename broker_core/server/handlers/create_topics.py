@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from broker_core.protocol.connection import Request
-from broker_core.protocol.errors import ErrorCode
-from broker_core.protocol.messages.create_topics import CreateTopicsResponse
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import error_code_for
 from broker_core.server.topic_manager import TopicRequest
+from spate.protocol.connection import Request
+from spate.protocol.errors import ErrorCode
+from spate.protocol.messages.create_topics import CreateTopicsResponse
 
 R = CreateTopicsResponse
 

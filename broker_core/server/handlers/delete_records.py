@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from broker_core.protocol.connection import Request
-from broker_core.protocol.errors import ErrorCode, KafkaError
-from broker_core.protocol.messages.delete_records import DeleteRecordsResponse
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import error_code_for
 from broker_core.server.handlers.partition_lookup import leader_partition
+from spate.protocol.connection import Request
+from spate.protocol.errors import ErrorCode, KafkaError
+from spate.protocol.messages.delete_records import DeleteRecordsResponse
 
 R = DeleteRecordsResponse
 HIGH_WATERMARK = -1

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from broker_core.config.config_source import ConfigSource, EffectiveValue
+from broker_core.config.config_source import EffectiveValue
 from broker_core.config.topic_config import effective_topic_config, topic_config_synonyms
-from broker_core.protocol.connection import Request
-from broker_core.protocol.errors import ErrorCode, KafkaError
-from broker_core.protocol.messages.describe_configs import DescribeConfigsResponse
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import error_code_for
 from broker_core.server.handlers.config_resources import BROKER, TOPIC
+from spate.protocol.connection import Request
+from spate.protocol.errors import ErrorCode, KafkaError
+from spate.protocol.messages.describe_configs import ConfigSource, DescribeConfigsResponse
 
 R = DescribeConfigsResponse
 

@@ -18,16 +18,16 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from broker_core.protocol.connection import Request
-from broker_core.protocol.errors import ErrorCode
-from broker_core.protocol.messages.fetch import FetchResponse
-from broker_core.protocol.types import FileRangeRef
-from broker_core.replication.partition import READ_COMMITTED
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import error_code_for
 from broker_core.server.handlers.partition_lookup import check_leader_epoch, leader_partition
 from broker_core.storage.errors import OffsetOutOfRangeError
 from broker_core.storage.txn_index import AbortedTxn
+from spate.protocol.connection import Request
+from spate.protocol.errors import ErrorCode
+from spate.protocol.messages.fetch import FetchResponse
+from spate.protocol.types import FileRangeRef
+from spate.structs import IsolationLevel
 
 R = FetchResponse
 # Slices below this size are copied into the response; larger ones are sent with sendfile.
@@ -117,7 +117,7 @@ def _read_partition(
 
 
 def _aborted(aborted: list[AbortedTxn] | None, isolation_level: int) -> list[Any] | None:
-    if isolation_level != READ_COMMITTED:
+    if isolation_level != IsolationLevel.READ_COMMITTED:
         return None
     return [R.AbortedTransaction(producer_id=txn.producer_id, first_offset=txn.first_offset) for txn in aborted or ()]
 

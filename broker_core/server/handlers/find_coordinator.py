@@ -11,14 +11,14 @@ from typing import Any
 from broker_core.cluster.errors import UnknownTopicError
 from broker_core.cluster.metadata_store import NO_LEADER
 from broker_core.cluster.topic_names import CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
-from broker_core.protocol.connection import Request
-from broker_core.protocol.errors import ErrorCode, KafkaError
-from broker_core.protocol.messages.find_coordinator import (
+from broker_core.server.context import BrokerContext
+from spate.protocol.connection import Request
+from spate.protocol.errors import ErrorCode, KafkaError
+from spate.protocol.messages.find_coordinator import (
     KEY_TYPE_GROUP,
     KEY_TYPE_TRANSACTION,
     FindCoordinatorResponse,
 )
-from broker_core.server.context import BrokerContext
 
 R = FindCoordinatorResponse
 

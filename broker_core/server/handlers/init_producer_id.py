@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from broker_core.protocol.connection import Request
-from broker_core.protocol.errors import ErrorCode
-from broker_core.protocol.messages.init_producer_id import InitProducerIdResponse
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import error_code_for
+from spate.protocol.connection import Request
+from spate.protocol.errors import ErrorCode
+from spate.protocol.messages.init_producer_id import InitProducerIdResponse
 
 R = InitProducerIdResponse
 

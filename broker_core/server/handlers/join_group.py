@@ -7,9 +7,9 @@ from typing import Any
 
 from broker_core.coordinator.group.member import Protocol
 from broker_core.coordinator.group.results import JoinGroupResult
-from broker_core.protocol.connection import Request
-from broker_core.protocol.messages.join_group import JoinGroupResponse
 from broker_core.server.context import BrokerContext
+from spate.protocol.connection import Request
+from spate.protocol.messages.join_group import JoinGroupResponse
 
 R = JoinGroupResponse
 # From v4 a member without an id is given one and must join again with it.

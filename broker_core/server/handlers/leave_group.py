@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from broker_core.coordinator.group.results import MemberIdentity
-from broker_core.protocol.connection import Request
-from broker_core.protocol.errors import ErrorCode
-from broker_core.protocol.messages.leave_group import LeaveGroupResponse
 from broker_core.server.context import BrokerContext
+from spate.protocol.connection import Request
+from spate.protocol.errors import ErrorCode
+from spate.protocol.messages.leave_group import LeaveGroupResponse
 
 R = LeaveGroupResponse
 BATCHED_FROM_VERSION = 3

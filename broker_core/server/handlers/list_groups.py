@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from broker_core.protocol.connection import Request
-from broker_core.protocol.messages.list_groups import ListGroupsResponse
 from broker_core.server.context import BrokerContext
+from spate.protocol.connection import Request
+from spate.protocol.messages.list_groups import ListGroupsResponse
 
 R = ListGroupsResponse
 

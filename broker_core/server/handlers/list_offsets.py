@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from broker_core.protocol.connection import Request
-from broker_core.protocol.errors import ErrorCode
-from broker_core.protocol.messages.list_offsets import ListOffsetsResponse
-from broker_core.replication.partition import READ_COMMITTED
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import error_code_for
 from broker_core.server.handlers.partition_lookup import check_leader_epoch, leader_partition
+from spate.protocol.connection import Request
+from spate.protocol.errors import ErrorCode
+from spate.protocol.messages.list_offsets import ListOffsetsResponse
+from spate.structs import IsolationLevel
 
 R = ListOffsetsResponse
 LATEST = -1
@@ -38,7 +38,7 @@ def _lookup(ctx: BrokerContext, isolation_level: int, topic: str, wanted: Any) -
         if timestamp == EARLIEST:
             offset = partition.log_start_offset
         elif timestamp == LATEST:
-            offset = partition.last_stable_offset if isolation_level == READ_COMMITTED else partition.high_watermark
+            offset = partition.last_stable_offset if isolation_level == IsolationLevel.READ_COMMITTED else partition.high_watermark
         else:
             found = partition.offset_for_timestamp(timestamp)
             if found is None:

@@ -6,10 +6,10 @@ from typing import Any
 
 from broker_core.cluster.errors import UnknownTopicError
 from broker_core.cluster.topic_names import is_internal_topic, is_valid_topic_name
-from broker_core.protocol.connection import Request
-from broker_core.protocol.errors import ErrorCode
-from broker_core.protocol.messages.metadata import MetadataResponse
 from broker_core.server.context import BrokerContext
+from spate.protocol.connection import Request
+from spate.protocol.errors import ErrorCode
+from spate.protocol.messages.metadata import MetadataResponse
 
 R = MetadataResponse
 

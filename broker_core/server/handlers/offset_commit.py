@@ -6,11 +6,11 @@ from typing import Any
 
 from broker_core.cluster.errors import UnknownTopicError
 from broker_core.coordinator.group.results import OffsetCommitEntry
-from broker_core.protocol.connection import Request
-from broker_core.protocol.errors import ErrorCode
-from broker_core.protocol.messages.offset_commit import OffsetCommitResponse
 from broker_core.server.context import BrokerContext
 from broker_core.storage.files import TopicPartition
+from spate.protocol.connection import Request
+from spate.protocol.errors import ErrorCode
+from spate.protocol.messages.offset_commit import OffsetCommitResponse
 
 R = OffsetCommitResponse
 

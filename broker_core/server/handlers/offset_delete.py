@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from broker_core.protocol.connection import Request
-from broker_core.protocol.errors import ErrorCode
-from broker_core.protocol.messages.offset_delete import OffsetDeleteResponse
 from broker_core.server.context import BrokerContext
 from broker_core.server.handlers.offset_commit import existing_partitions
 from broker_core.storage.files import TopicPartition
+from spate.protocol.connection import Request
+from spate.protocol.errors import ErrorCode
+from spate.protocol.messages.offset_delete import OffsetDeleteResponse
 
 R = OffsetDeleteResponse
 

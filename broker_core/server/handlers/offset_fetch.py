@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from broker_core.coordinator.group.results import FetchedOffset
-from broker_core.protocol.connection import Request
-from broker_core.protocol.errors import ErrorCode
-from broker_core.protocol.messages.offset_fetch import OffsetFetchResponse
 from broker_core.server.context import BrokerContext
 from broker_core.storage.files import TopicPartition
+from spate.protocol.connection import Request
+from spate.protocol.errors import ErrorCode
+from spate.protocol.messages.offset_fetch import OffsetFetchResponse
 
 R = OffsetFetchResponse
 TOP_LEVEL_ERROR_FROM_VERSION = 2

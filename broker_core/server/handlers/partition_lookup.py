@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from broker_core.cluster.errors import UnknownTopicError
-from broker_core.protocol.errors import ErrorCode, KafkaError
 from broker_core.replication.partition import Partition
 from broker_core.server.context import BrokerContext
+from spate.protocol.errors import ErrorCode, KafkaError
 
 
 def leader_partition(ctx: BrokerContext, topic: str, index: int) -> Partition:

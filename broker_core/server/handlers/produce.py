@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from broker_core.cluster.topic_names import is_internal_topic
-from broker_core.protocol.connection import Request
-from broker_core.protocol.errors import ErrorCode, KafkaError
-from broker_core.protocol.messages.produce import ProduceResponse
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import error_code_for
 from broker_core.server.handlers.partition_lookup import leader_partition
+from spate.protocol.connection import Request
+from spate.protocol.errors import ErrorCode, KafkaError
+from spate.protocol.messages.produce import ProduceResponse
 
 R = ProduceResponse
 VALID_ACKS = (0, 1, -1)

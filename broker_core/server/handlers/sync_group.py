@@ -6,9 +6,9 @@ import asyncio
 from typing import Any
 
 from broker_core.coordinator.group.results import SyncGroupResult
-from broker_core.protocol.connection import Request
-from broker_core.protocol.messages.sync_group import SyncGroupResponse
 from broker_core.server.context import BrokerContext
+from spate.protocol.connection import Request
+from spate.protocol.messages.sync_group import SyncGroupResponse
 
 R = SyncGroupResponse
 

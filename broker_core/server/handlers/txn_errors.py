@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from broker_core.protocol.errors import ErrorCode
+from spate.protocol.errors import ErrorCode
 
 # PRODUCER_FENCED arrived with version 2 of AddPartitionsToTxn, AddOffsetsToTxn,
 # EndTxn and TxnOffsetCommit (KIP-588); older clients know the same condition

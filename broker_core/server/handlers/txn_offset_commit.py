@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from broker_core.protocol.connection import Request
-from broker_core.protocol.errors import ErrorCode
-from broker_core.protocol.messages.txn_offset_commit import TxnOffsetCommitResponse
 from broker_core.server.context import BrokerContext
 from broker_core.server.handlers.offset_commit import requested_offsets
 from broker_core.server.handlers.txn_errors import for_version
 from broker_core.storage.files import TopicPartition
+from spate.protocol.connection import Request
+from spate.protocol.errors import ErrorCode
+from spate.protocol.messages.txn_offset_commit import TxnOffsetCommitResponse
 
 R = TxnOffsetCommitResponse
 

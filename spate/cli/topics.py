@@ -1,0 +1,178 @@
+"""``spate topics ...``: create, list, describe, delete, alter-config and add-partitions.
+
+``list`` prints one name per line so scripts can read it; ``describe`` prints
+tables of partitions (leader, replicas, ISR, log start and end offsets) and
+of the configs that differ from the broker's defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.table import Table
+
+from spate.cli.common import (
+    add_connection_arguments,
+    client_errors,
+    command_group,
+    config_map,
+    console,
+    key_value,
+    positive_int,
+)
+from spate.cli.errors import CliError
+from spate.client import EARLIEST, LATEST, Admin, ConfigResource, ConfigSource, NewTopic, TopicPartition
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    commands = command_group(subparsers, "topics", "create, list, describe, alter and delete topics")
+
+    create = commands.add_parser("create", help="create a topic")
+    create.add_argument("name", metavar="NAME")
+    create.add_argument("--partitions", type=positive_int, metavar="N", help="default: the broker's num.partitions")
+    create.add_argument("--replication-factor", type=positive_int, metavar="R",
+                        help="default: the broker's default.replication.factor")
+    create.add_argument("--config", type=key_value, action="append", metavar="KEY=VALUE",
+                        help="a topic config (e.g. retention.ms=86400000); repeatable")
+    create.set_defaults(func=run_create)
+
+    listing = commands.add_parser("list", help="list topic names, one per line")
+    listing.add_argument("--include-internal", action="store_true", help="also list __consumer_offsets and the like")
+    listing.set_defaults(func=run_list)
+
+    describe = commands.add_parser("describe", help="partitions, offsets and non-default configs of a topic")
+    describe.add_argument("name", metavar="NAME")
+    describe.set_defaults(func=run_describe)
+
+    delete = commands.add_parser("delete", help="delete a topic and its data")
+    delete.add_argument("name", metavar="NAME")
+    delete.set_defaults(func=run_delete)
+
+    alter = commands.add_parser(
+        "alter-config", help="set or remove topic configs",
+        description="Set (--config) or remove (--delete-config) topic configs; other overrides are kept.",
+    )
+    alter.add_argument("name", metavar="NAME")
+    alter.add_argument("--config", type=key_value, action="append", metavar="KEY=VALUE", help="repeatable")
+    alter.add_argument("--delete-config", action="append", default=[], metavar="KEY",
+                       help="return a config to its default; repeatable")
+    alter.set_defaults(func=run_alter_config)
+
+    grow = commands.add_parser("add-partitions", help="grow a topic to a larger number of partitions")
+    grow.add_argument("name", metavar="NAME")
+    grow.add_argument("--partitions", type=positive_int, required=True, metavar="N", help="the new total")
+    grow.set_defaults(func=run_add_partitions)
+
+    for parser in (create, listing, describe, delete, alter, grow):
+        add_connection_arguments(parser)
+
+
+def _admin(args: argparse.Namespace) -> Admin:
+    with client_errors(args.bootstrap_server):
+        return Admin(args.bootstrap_server, default_api_timeout_ms=args.api_timeout_ms,
+                     request_timeout_ms=args.api_timeout_ms, client_id="spate-cli")
+
+
+def run_create(args: argparse.Namespace) -> int:
+    topic = NewTopic(
+        args.name,
+        num_partitions=args.partitions or -1,
+        replication_factor=args.replication_factor or -1,
+        configs=config_map(args.config),
+    )
+    with _admin(args) as admin, client_errors(args.bootstrap_server):
+        admin.create_topics(topic)
+    print(f"Created topic {args.name}.")
+    return 0
+
+
+def run_list(args: argparse.Namespace) -> int:
+    with _admin(args) as admin, client_errors(args.bootstrap_server):
+        names = admin.list_topics(include_internal=args.include_internal)
+    for name in names:
+        print(name)
+    return 0
+
+
+def run_describe(args: argparse.Namespace) -> int:
+    with _admin(args) as admin, client_errors(args.bootstrap_server):
+        description = admin.describe_topics([args.name])[args.name]
+        partitions = [TopicPartition(args.name, p.partition) for p in description.partitions]
+        starts = admin.list_offsets({tp: EARLIEST for tp in partitions})
+        ends = admin.list_offsets({tp: LATEST for tp in partitions})
+        configs = admin.describe_configs(ConfigResource.topic(args.name))[ConfigResource.topic(args.name)]
+
+    out = console()
+    out.print(f"Topic: {description.name}  Partitions: {len(description.partitions)}  "
+              f"Replication factor: {len(description.partitions[0].replicas) if description.partitions else 0}"
+              + ("  Internal" if description.is_internal else ""))
+    table = Table("Partition", "Leader", "Replicas", "ISR", "Log start", "Log end", title="Partitions")
+    for p in description.partitions:
+        tp = TopicPartition(args.name, p.partition)
+        table.add_row(
+            str(p.partition),
+            str(p.leader) if p.leader >= 0 else "none",
+            ",".join(map(str, p.replicas)),
+            ",".join(map(str, p.isr)),
+            _offset(starts.get(tp)),
+            _offset(ends.get(tp)),
+        )
+    out.print(table)
+    overrides = sorted((e for e in configs.values() if not e.is_default), key=lambda e: e.name)
+    if overrides:
+        config_table = Table("Config", "Value", "Source", title="Configs (not defaults)")
+        for entry in overrides:
+            value = "(sensitive)" if entry.is_sensitive else ("" if entry.value is None else entry.value)
+            config_table.add_row(entry.name, value, entry.source.name)
+        out.print(config_table)
+    else:
+        out.print("Configs: all defaults")
+    return 0
+
+
+def _offset(found: object) -> str:
+    offset = getattr(found, "offset", None)
+    return "?" if offset is None or offset < 0 else str(offset)
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    with _admin(args) as admin, client_errors(args.bootstrap_server):
+        admin.delete_topics(args.name)
+    print(f"Deleted topic {args.name}.")
+    return 0
+
+
+def run_alter_config(args: argparse.Namespace) -> int:
+    updates = config_map(args.config)
+    if not updates and not args.delete_config:
+        raise CliError("nothing to change: give --config KEY=VALUE or --delete-config KEY", exit_code=2)
+    resource = ConfigResource.topic(args.name)
+    with _admin(args) as admin, client_errors(args.bootstrap_server):
+        # AlterConfigs replaces the whole override set, so start from the current overrides.
+        current = admin.describe_configs(resource)[resource]
+        unknown = [key for key in args.delete_config if key not in current]
+        if unknown:
+            raise CliError(f"topic {args.name!r} has no config {unknown[0]!r}")
+        overrides: dict[str, str | None] = {
+            name: entry.value for name, entry in current.items()
+            if entry.source == ConfigSource.DYNAMIC_TOPIC_CONFIG and not entry.is_sensitive
+        }
+        overrides.update(updates)
+        for key in args.delete_config:
+            overrides.pop(key, None)
+        admin.alter_configs({resource: overrides})
+    print(f"Updated configs of topic {args.name}.")
+    return 0
+
+
+def run_add_partitions(args: argparse.Namespace) -> int:
+    with _admin(args) as admin, client_errors(args.bootstrap_server):
+        description = admin.describe_topics([args.name])[args.name]
+        if args.partitions <= len(description.partitions):
+            raise CliError(
+                f"topic {args.name!r} already has {len(description.partitions)} partitions; "
+                f"--partitions must be larger"
+            )
+        admin.create_partitions({args.name: args.partitions})
+    print(f"Topic {args.name} now has {args.partitions} partitions.")
+    return 0

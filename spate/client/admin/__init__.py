@@ -1,0 +1,1 @@
+"""The admin client: topics, configs, records, groups and the cluster."""

@@ -1,0 +1,94 @@
+"""Settings every client shares, and parsing of the user-facing option values.
+
+Names follow the Kafka client properties (``request.timeout.ms`` becomes
+``request_timeout_ms``) and so do the defaults, so Kafka users know them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from spate.records.compression import Compression
+
+DEFAULT_CLIENT_ID = "spate-client"
+
+
+@dataclass(frozen=True, slots=True)
+class ClientConfig:
+    """Connection, timeout and retry settings of one client.
+
+    * ``connect_timeout_ms``: TCP connect plus the ApiVersions handshake.
+    * ``request_timeout_ms``: how long one request may wait for its answer;
+      the connection is closed when it passes, failing every request on it.
+    * ``retry_backoff_ms`` .. ``retry_backoff_max_ms``: exponential backoff
+      (with 20% jitter) between retries and between reconnect attempts.
+    * ``metadata_max_age_ms``: metadata is refreshed at least this often.
+    * ``max_response_size``: a bigger response frame closes the connection.
+    """
+
+    client_id: str = DEFAULT_CLIENT_ID
+    connect_timeout_ms: int = 10_000
+    request_timeout_ms: int = 30_000
+    retry_backoff_ms: int = 100
+    retry_backoff_max_ms: int = 1_000
+    metadata_max_age_ms: int = 300_000
+    max_response_size: int = 0x7FFFFFFF
+
+    def __post_init__(self) -> None:
+        for name in ("connect_timeout_ms", "request_timeout_ms", "metadata_max_age_ms"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive, not {getattr(self, name)}")
+        if self.retry_backoff_ms < 0 or self.retry_backoff_max_ms < self.retry_backoff_ms:
+            raise ValueError("need 0 <= retry_backoff_ms <= retry_backoff_max_ms")
+
+
+def parse_bootstrap_servers(servers: str | Sequence[str]) -> list[tuple[str, int]]:
+    """``"host:port,host:port"`` (or a list of ``host:port``) as ``(host, port)`` pairs.
+
+    IPv6 literals go in brackets: ``[::1]:9092``.
+    """
+    items = servers.split(",") if isinstance(servers, str) else list(servers)
+    addresses = []
+    for item in items:
+        item = item.strip()
+        if not item:
+            continue
+        if "://" in item:  # tolerate listener-style "PLAINTEXT://host:port"
+            item = item.split("://", 1)[1]
+        host, sep, port = item.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"bootstrap server {item!r} is not host:port")
+        addresses.append((host.strip("[]"), int(port)))
+    if not addresses:
+        raise ValueError("bootstrap_servers names no broker")
+    return addresses
+
+
+def parse_acks(acks: int | str) -> int:
+    """Kafka's ``acks``: 0, 1, or -1 (also spelled ``"all"``)."""
+    if isinstance(acks, str):
+        text = acks.strip().lower()
+        if text == "all":
+            return -1
+        try:
+            acks = int(text)
+        except ValueError:
+            raise ValueError(f"acks must be 0, 1, -1 or 'all', not {acks!r}") from None
+    if acks not in (0, 1, -1):
+        raise ValueError(f"acks must be 0, 1, -1 or 'all', not {acks!r}")
+    return acks
+
+
+def parse_compression(name: str | Compression | None) -> Compression:
+    """``"none" | "gzip" | "snappy" | "lz4" | "zstd"`` (None means none)."""
+    if name is None:
+        return Compression.NONE
+    if isinstance(name, Compression):
+        return name
+    try:
+        return Compression[name.strip().upper()]
+    except KeyError:
+        raise ValueError(f"compression_type must be none, gzip, snappy, lz4 or zstd, not {name!r}") from None
+
+

@@ -1,0 +1,1 @@
+"""The consumer: subscription state, the fetcher, group membership, heartbeats and committed offsets."""

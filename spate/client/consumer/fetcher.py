@@ -1,0 +1,402 @@
+"""Fetching for the consumer: requests to partition leaders, decoding, buffering, resets.
+
+At most one Fetch request is in flight per broker; it names every fetchable
+partition that broker leads and that has nothing buffered. Responses are
+decoded as they are taken in (``fetched_records.py``) and buffered per
+partition; ``drain_records``/``drain_batches`` hand buffered data out and
+advance positions. Because a new fetch is sent as soon as a partition's
+buffer is empty, the next response is usually on its way while the
+application processes the last one.
+
+Data for a partition whose position changed (seek, reset, pause) after the
+request was sent is dropped. Partition errors: OFFSET_OUT_OF_RANGE resets the
+position per ``auto_offset_reset`` (or, with ``none``, is raised from the
+next poll as :class:`OffsetOutOfRangeError`); leader errors refresh metadata
+and back off; anything else is raised from the next poll.
+
+Resets (new assignment, ``seek_to_beginning``/``_end``, out of range) are
+resolved with ListOffsets requests sent the same asynchronous way.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from spate.client.consumer.consumer_record import ConsumerRecord, FetchedBatch
+from spate.client.consumer.fetched_records import decode_partition_records
+from spate.client.consumer.subscription_state import OffsetResetStrategy, SubscriptionState
+from spate.client.errors import ClientError, NoOffsetForPartitionError, OffsetOutOfRangeError
+from spate.client.list_offsets import EARLIEST, LATEST, parse_response, send_list_offsets
+from spate.client.net.connection import InFlightRequest
+from spate.client.net.network_client import NetworkClient
+from spate.protocol import ApiKey, ErrorCode, KafkaError
+from spate.protocol.messages.fetch import FetchRequest
+from spate.records.errors import CorruptRecordError
+from spate.structs import TopicPartition
+
+log = logging.getLogger(__name__)
+
+_RETRY_FETCH_ERRORS = frozenset(
+    {
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.LEADER_NOT_AVAILABLE,
+        ErrorCode.REPLICA_NOT_AVAILABLE,
+        ErrorCode.FENCED_LEADER_EPOCH,
+        ErrorCode.UNKNOWN_LEADER_EPOCH,
+        ErrorCode.KAFKA_STORAGE_ERROR,
+        ErrorCode.OFFSET_NOT_AVAILABLE,
+    }
+)
+_RESET_TIMESTAMPS = {OffsetResetStrategy.EARLIEST: EARLIEST, OffsetResetStrategy.LATEST: LATEST}
+
+
+@dataclass(slots=True)
+class _Buffered:
+    """Decoded batches of one partition not yet handed out; ``index`` is into the first."""
+
+    batches: deque[FetchedBatch]
+    end_offset: int
+    index: int = 0
+
+
+@dataclass
+class FetchSettings:
+    isolation_level: int = 0
+    fetch_min_bytes: int = 1
+    fetch_max_wait_ms: int = 500
+    fetch_max_bytes: int = 52_428_800
+    max_partition_fetch_bytes: int = 1_048_576
+    check_crcs: bool = True
+
+
+@dataclass(slots=True)
+class _FetchContext:
+    offsets: dict[TopicPartition, int] = field(default_factory=dict)
+
+
+class Fetcher:
+    def __init__(
+        self,
+        network: NetworkClient,
+        subscriptions: SubscriptionState,
+        settings: FetchSettings,
+        clock: Callable[[], float],
+    ) -> None:
+        self.network = network
+        self.subscriptions = subscriptions
+        self.settings = settings
+        self.clock = clock
+        self._fetches: dict[int, InFlightRequest] = {}
+        self._resets: dict[int, InFlightRequest] = {}
+        self._resetting: set[TopicPartition] = set()
+        self._buffers: dict[TopicPartition, _Buffered] = {}
+        self._errors: deque[BaseException] = deque()
+        # Partitions whose next batch is bigger than max_partition_fetch_bytes: they go
+        # first in their next request, where the broker returns one whole batch anyway.
+        self._oversized: set[TopicPartition] = set()
+        self._rotation = 0
+
+    # --- sending ----------------------------------------------------------------------------------
+
+    def send_fetches(self) -> None:
+        now = self.clock()
+        snapshot = self.network.metadata.snapshot
+        by_node: dict[int, list[TopicPartition]] = defaultdict(list)
+        fetchable = self.subscriptions.fetchable(now)
+        if fetchable:
+            # Start at a different partition each time, so none is always last in
+            # line for fetch_max_bytes; oversized ones go first.
+            start = self._rotation % len(fetchable)
+            self._rotation += 1
+            fetchable = fetchable[start:] + fetchable[:start]
+            fetchable.sort(key=lambda tp: tp not in self._oversized)
+        for tp in fetchable:
+            if tp in self._buffers:
+                continue
+            leader = snapshot.leader(tp.topic, tp.partition)
+            if leader < 0:
+                self.network.metadata.request_update()
+                continue
+            if leader in self._fetches or self.network.connect_delay(leader, now) > 0:
+                continue
+            by_node[leader].append(tp)
+        for node, partitions in by_node.items():
+            self._send_fetch(node, partitions, snapshot)
+
+    def _send_fetch(self, node: int, partitions: list[TopicPartition], snapshot: Any) -> None:
+        settings = self.settings
+        context = _FetchContext()
+        topics: dict[str, list[Any]] = defaultdict(list)
+        for tp in partitions:
+            position = self.subscriptions.position(tp)
+            if position is None:
+                continue
+            context.offsets[tp] = position
+            topics[tp.topic].append(
+                FetchRequest.FetchPartition(
+                    partition=tp.partition,
+                    current_leader_epoch=snapshot.leader_epoch(tp.topic, tp.partition),
+                    fetch_offset=position,
+                    log_start_offset=-1,
+                    partition_max_bytes=settings.max_partition_fetch_bytes,
+                )
+            )
+        body = FetchRequest(
+            replica_id=-1,
+            max_wait_ms=settings.fetch_max_wait_ms,
+            min_bytes=settings.fetch_min_bytes,
+            max_bytes=settings.fetch_max_bytes,
+            isolation_level=settings.isolation_level,
+            session_id=0,
+            session_epoch=-1,
+            topics=[FetchRequest.FetchTopic(topic=name, partitions=parts) for name, parts in topics.items()],
+            forgotten_topics_data=[],
+            rack_id="",
+        )
+        # The broker may hold the request for max_wait before answering.
+        timeout = (self.network.config.request_timeout_ms + settings.fetch_max_wait_ms) / 1000
+        try:
+            self._fetches[node] = self.network.send(
+                node, ApiKey.FETCH, body, timeout=timeout, context=context, callback=self._on_fetch
+            )
+        except ClientError as exc:
+            if not exc.retriable:
+                raise
+            log.debug("fetch to node %s not sent: %s", node, exc)
+            self._back_off(partitions)
+
+    # --- responses --------------------------------------------------------------------------------
+
+    def _on_fetch(self, request: InFlightRequest) -> None:
+        if self._fetches.get(request.node_id) is request:
+            del self._fetches[request.node_id]
+        context: _FetchContext = request.context
+        if request.error is not None:
+            log.debug("fetch from node %s failed: %s", request.node_id, request.error)
+            self.network.metadata.request_update()
+            self._back_off(list(context.offsets))
+            return
+        for topic in request.response.responses:
+            for data in topic.partitions:
+                tp = TopicPartition(topic.topic, data.partition_index)
+                fetch_offset = context.offsets.get(tp)
+                if fetch_offset is not None:
+                    self._take_partition(tp, fetch_offset, data, first=tp == next(iter(context.offsets)))
+
+    def _take_partition(self, tp: TopicPartition, fetch_offset: int, data: Any, first: bool) -> None:
+        subscriptions = self.subscriptions
+        if not subscriptions.is_assigned(tp):
+            return
+        state = subscriptions.state(tp)
+        if state.position != fetch_offset or state.paused:
+            return  # the position moved on since the request was sent
+        code = ErrorCode.of(data.error_code)
+        if code == ErrorCode.NONE:
+            state.high_watermark = data.high_watermark
+            state.last_stable_offset = data.last_stable_offset
+            state.log_start_offset = data.log_start_offset
+            try:
+                decoded = decode_partition_records(
+                    tp.topic,
+                    tp.partition,
+                    data.records,
+                    fetch_offset,
+                    isolation_level=self.settings.isolation_level,
+                    aborted_transactions=data.aborted_transactions,
+                    check_crcs=self.settings.check_crcs,
+                )
+            except CorruptRecordError as exc:
+                self._errors.append(KafkaError(ErrorCode.CORRUPT_MESSAGE, f"{tp} at offset {fetch_offset}: {exc}"))
+                return
+            if decoded.oversized_batch_offset is not None:
+                if not first:
+                    self._oversized.add(tp)
+                    return
+                self._errors.append(
+                    KafkaError(
+                        ErrorCode.MESSAGE_TOO_LARGE,
+                        f"the batch at offset {decoded.oversized_batch_offset} of {tp} is larger than "
+                        f"max_partition_fetch_bytes ({self.settings.max_partition_fetch_bytes}) and the "
+                        f"broker returned only part of it",
+                    )
+                )
+                self._back_off([tp])
+                return
+            self._oversized.discard(tp)
+            if decoded.batches:
+                self._buffers[tp] = _Buffered(deque(decoded.batches), decoded.next_offset)
+            elif decoded.next_offset > fetch_offset:
+                state.position = decoded.next_offset  # only markers or aborted data: step over them
+            return
+        if code == ErrorCode.OFFSET_OUT_OF_RANGE:
+            if subscriptions.default_reset is OffsetResetStrategy.NONE:
+                self._errors.append(OffsetOutOfRangeError(tp, fetch_offset, data.log_start_offset, data.high_watermark))
+                state.retry_at = self.clock() + self.network.backoff.delay(0)
+            else:
+                log.info("fetch offset %s out of range for %s; resetting to %s", fetch_offset, tp,
+                         subscriptions.default_reset.value)
+                subscriptions.request_reset(tp)
+            return
+        if code in _RETRY_FETCH_ERRORS or code.retriable:
+            self.network.metadata.request_update()
+            self._back_off([tp])
+            return
+        self._errors.append(KafkaError(code, f"fetch {tp} at offset {fetch_offset}"))
+        self._back_off([tp])
+
+    def _back_off(self, partitions: list[TopicPartition]) -> None:
+        until = self.clock() + self.network.backoff.delay(0)
+        for tp in partitions:
+            if self.subscriptions.is_assigned(tp):
+                self.subscriptions.state(tp).retry_at = until
+
+    def raise_error(self) -> None:
+        """Raise the oldest error a response left for the application, if any."""
+        if self._errors:
+            raise self._errors.popleft()
+
+    # --- handing out ------------------------------------------------------------------------------
+
+    def has_buffered(self) -> bool:
+        return bool(self._buffers)
+
+    def drain_records(self, max_records: int) -> list[ConsumerRecord]:
+        out: list[ConsumerRecord] = []
+        for tp in list(self._buffers):
+            if len(out) >= max_records:
+                break
+            buffered = self._buffers[tp]
+            state = self.subscriptions.state(tp)
+            while buffered.batches and len(out) < max_records:
+                batch = buffered.batches[0]
+                start = buffered.index
+                stop = min(len(batch), start + max_records - len(out))
+                topic, partition, kind, epoch = batch.topic, batch.partition, batch.timestamp_type, batch.leader_epoch
+                offsets, timestamps, keys, values, headers = (
+                    batch.offsets, batch.timestamps, batch.keys, batch.values, batch.headers,
+                )
+                out.extend(
+                    ConsumerRecord(topic, partition, offsets[i], timestamps[i], kind, keys[i], values[i], headers[i], epoch)
+                    for i in range(start, stop)
+                )
+                if stop == len(batch):
+                    buffered.batches.popleft()
+                    buffered.index = 0
+                    state.position = batch.next_offset
+                else:
+                    buffered.index = stop
+                    state.position = offsets[stop - 1] + 1
+            if not buffered.batches:
+                state.position = buffered.end_offset  # past any markers after the last batch
+                del self._buffers[tp]
+        return out
+
+    def drain_batches(self) -> list[FetchedBatch]:
+        out: list[FetchedBatch] = []
+        for tp, buffered in self._buffers.items():
+            state = self.subscriptions.state(tp)
+            for batch in buffered.batches:
+                if buffered.index:
+                    batch = _tail(batch, buffered.index)
+                    buffered.index = 0
+                out.append(batch)
+            state.position = buffered.end_offset
+        self._buffers.clear()
+        return out
+
+    def discard(self, tp: TopicPartition) -> None:
+        """Forget buffered data of ``tp`` (after a seek, pause or reassignment)."""
+        self._buffers.pop(tp, None)
+
+    def discard_unassigned(self) -> None:
+        for tp in list(self._buffers):
+            if not self.subscriptions.is_assigned(tp):
+                del self._buffers[tp]
+
+    # --- resets -----------------------------------------------------------------------------------
+
+    def send_resets(self) -> None:
+        """Send ListOffsets for partitions awaiting a reset (not already being reset)."""
+        subscriptions = self.subscriptions
+        for tp in subscriptions.missing_positions():
+            subscriptions.request_reset(tp)
+        now = self.clock()
+        pending = {tp: s for tp, s in subscriptions.awaiting_reset(now).items() if tp not in self._resetting}
+        if not pending:
+            return
+        snapshot = self.network.metadata.snapshot
+        by_node: dict[int, dict[TopicPartition, int]] = defaultdict(dict)
+        for tp, strategy in pending.items():
+            if strategy is OffsetResetStrategy.NONE:
+                self._errors.append(NoOffsetForPartitionError(tp))
+                subscriptions.state(tp).reset = None
+                continue
+            leader = snapshot.leader(tp.topic, tp.partition)
+            if leader < 0:
+                self.network.metadata.request_update()
+                continue
+            if self.network.connect_delay(leader, now) > 0:
+                continue
+            by_node[leader][tp] = _RESET_TIMESTAMPS[strategy]
+        for node, specs in by_node.items():
+            try:
+                request = send_list_offsets(
+                    self.network, node, specs, self.settings.isolation_level, callback=self._on_reset
+                )
+            except ClientError as exc:
+                if not exc.retriable:
+                    raise
+                self._back_off(list(specs))
+                continue
+            self._resetting.update(specs)
+            self._resets[id(request)] = request
+
+    def _on_reset(self, request: InFlightRequest) -> None:
+        self._resets.pop(id(request), None)
+        specs: dict[TopicPartition, int] = request.context
+        self._resetting.difference_update(specs)
+        if request.error is not None:
+            self.network.metadata.request_update()
+            self._back_off(list(specs))
+            return
+        for tp, (code, found) in parse_response(request.response).items():
+            if tp not in specs or not self.subscriptions.is_assigned(tp):
+                continue
+            state = self.subscriptions.state(tp)
+            if state.reset is None or _RESET_TIMESTAMPS.get(state.reset) != specs[tp]:
+                continue  # a seek or another reset superseded this one
+            if code == ErrorCode.NONE and found is not None:
+                self.subscriptions.seek(tp, found.offset)
+            elif code == ErrorCode.NONE or code.retriable:
+                self.network.metadata.request_update()
+                self._back_off([tp])
+            else:
+                self._errors.append(KafkaError(code, f"resetting the position of {tp}"))
+                self._back_off([tp])
+
+    @property
+    def resets_in_flight(self) -> bool:
+        return bool(self._resets)
+
+    @property
+    def fetches_in_flight(self) -> bool:
+        return bool(self._fetches)
+
+
+def _tail(batch: FetchedBatch, start: int) -> FetchedBatch:
+    return FetchedBatch(
+        batch.topic,
+        batch.partition,
+        batch.offsets[start:],
+        batch.timestamps[start:],
+        batch.keys[start:],
+        batch.values[start:],
+        batch.headers[start:],
+        batch.timestamp_type,
+        batch.next_offset,
+        batch.leader_epoch,
+    )

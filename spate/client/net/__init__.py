@@ -1,0 +1,1 @@
+"""Talking to brokers: one connection, a cluster's connections with metadata, version choice, retries."""

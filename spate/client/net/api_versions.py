@@ -1,0 +1,57 @@
+"""Choosing the version of each API to speak to a broker (ApiVersions negotiation).
+
+The client speaks every version the protocol package declares. A broker
+advertises a range per API in its ApiVersions response; for each request the
+client uses the highest version inside both ranges. A broker that does not
+know the ApiVersions version asked for answers UNSUPPORTED_VERSION together
+with its own table, and the client retries at the best version in it.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from spate.client.errors import UnsupportedApiError
+from spate.protocol import REQUESTS, ApiKey, VersionRange
+
+CLIENT_VERSIONS: Mapping[ApiKey, VersionRange] = MappingProxyType(
+    {key: schema.versions for key, schema in REQUESTS.items()}
+)
+
+
+def broker_versions(body: Any) -> dict[int, VersionRange]:
+    """The ranges an ApiVersionsResponse advertises, by API key."""
+    return {entry.api_key: VersionRange(entry.min_version, entry.max_version) for entry in body.api_keys}
+
+
+def choose_version(
+    api_key: int,
+    broker: Mapping[int, VersionRange],
+    *,
+    client: Mapping[ApiKey, VersionRange] = CLIENT_VERSIONS,
+    min_version: int | None = None,
+    max_version: int | None = None,
+) -> int:
+    """The highest version of ``api_key`` both sides support, within the optional bounds.
+
+    ``min_version`` is for callers that need a field introduced in a given
+    version (ListOffsets needs v2 for read_committed); ``max_version`` caps
+    it. Raises :class:`UnsupportedApiError` when no version qualifies.
+    """
+    name = ApiKey.name_of(api_key)
+    ours = client.get(api_key)  # type: ignore[call-overload]
+    theirs = broker.get(api_key)
+    if ours is None:
+        raise UnsupportedApiError(f"this client does not speak {name}")
+    if theirs is None:
+        raise UnsupportedApiError(f"the broker does not serve {name}")
+    low = max(ours.min, theirs.min, min_version if min_version is not None else 0)
+    high = min(ours.max, theirs.max, max_version if max_version is not None else ours.max)
+    if low > high:
+        wanted = f"v{min_version}+ of " if min_version is not None else ""
+        raise UnsupportedApiError(
+            f"no common version for {wanted}{name}: the broker serves v{theirs.min}-{theirs.max}, "
+            f"this client speaks v{ours.min}-{ours.max}"
+        )
+    return high

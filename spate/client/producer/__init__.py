@@ -1,0 +1,1 @@
+"""The producer: accumulator, batches, the sender thread, partitioning, idempotence and transactions."""

@@ -1,0 +1,270 @@
+"""Adding a consumer group's offsets to a transaction another process opened.
+
+A two-phase writer hands its open transaction to another process as
+``(transactional id, producer id, producer epoch)`` (see
+:mod:`spate.client.producer.transaction_completion`). That process can put a
+consumer group's offsets into the transaction before ending it, so the
+group's position moves exactly when the transaction's records become
+visible (read-process-write exactly-once)::
+
+    FindCoordinator(key=transactional id, key_type=1)             → transaction coordinator
+    AddOffsetsToTxn(transactional id, producer id, epoch, group)  → the group's offsets partition
+                                                                    joins the transaction
+    FindCoordinator(key=group, key_type=0)                        → group coordinator
+    TxnOffsetCommit(transactional id, group, producer id, epoch,
+                    {topic: {partition: offset}})                 → offsets held pending: visible to
+                                                                    the group when the transaction
+                                                                    commits, dropped if it aborts
+
+The requests and the reading of their answers are the transactional
+producer's own (:mod:`spate.client.producer.txn_requests`), run here over one
+blocking connection set. Retried until the deadline:
+COORDINATOR_LOAD_IN_PROGRESS, CONCURRENT_TRANSACTIONS, NOT_COORDINATOR /
+COORDINATOR_NOT_AVAILABLE (the coordinator is looked up again) and lost
+connections. Any other refusal raises :class:`TransactionOffsetsError`:
+PRODUCER_FENCED (another producer took the transactional id over, or the
+coordinator aborted the transaction when its timeout passed),
+INVALID_TXN_STATE, INVALID_PRODUCER_ID_MAPPING, GROUP_AUTHORIZATION_FAILED, ...
+
+A crash between the two requests leaves the group's offsets partition in
+the transaction with no offsets: committing it then moves nothing.
+Repeating the whole call is harmless; the last offsets sent win.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence, cast
+
+from spate.client.errors import (
+    BrokerUnavailableError,
+    ClientError,
+    KafkaError,
+    KafkaTimeoutError,
+    TransactionAbortableError,
+)
+from spate.client.producer.coordinator_client import CoordinatorClient
+from spate.client.producer.open_transaction import OpenTransaction
+from spate.client.producer.transaction_completion import DEFAULT_TIMEOUT_MS
+from spate.client.producer.txn_requests import (
+    CONCURRENT_TRANSACTIONS_BACKOFF,
+    AddOffsetsToTxn,
+    CoordinatorKey,
+    FindCoordinator,
+    Outcome,
+    TxnRequest,
+)
+from spate.protocol import ErrorCode
+from spate.structs import OffsetAndMetadata, TopicPartition
+
+__all__ = [
+    "TransactionOffsetsError",
+    "TransactionOffsetsWriter",
+    "add_offsets_to_open_transaction",
+]
+
+
+class TransactionOffsetsError(KafkaError):
+    """A coordinator refused the group's offsets for the transaction; ``code`` says why.
+
+    The transaction cannot carry the offsets: abort it (or let its timeout
+    abort it). The coordinator's refusal is the exception's ``__cause__``.
+    """
+
+    def __init__(self, transaction: OpenTransaction, group_id: str, cause: KafkaError) -> None:
+        self.transaction = transaction
+        self.group_id = group_id
+        super().__init__(
+            cause.code,
+            f"offsets of group {group_id!r} cannot join the transaction of {transaction.transactional_id!r} "
+            f"(producer {transaction.producer_id}, epoch {transaction.producer_epoch}): {cause}",
+        )
+
+    @property
+    def retriable(self) -> bool:
+        return False
+
+
+@dataclass
+class _HandedOverTransaction:
+    """What the request handlers of ``txn_requests`` read and report, for a transaction opened elsewhere.
+
+    The handlers were written against the producer's transaction manager;
+    this holds the same few attributes and callbacks and just records what
+    they report.
+    """
+
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    coordinators: dict[CoordinatorKey, tuple[int, str, int]] = field(default_factory=dict)
+    follow_up: TxnRequest | None = None
+
+    def set_coordinator(self, key: CoordinatorKey, node_id: int, host: str, port: int) -> None:
+        self.coordinators[key] = (node_id, host, port)
+
+    def offsets_added(self, commit: TxnRequest) -> None:
+        self.follow_up = commit
+
+    # Failures reach the caller through the request's result; nothing else to update.
+    def fatal(self, error: BaseException) -> None:
+        pass
+
+    def abortable(self, error: BaseException) -> None:
+        pass
+
+    def fail_waiting_for(self, key: CoordinatorKey, error: BaseException) -> None:
+        pass
+
+
+class TransactionOffsetsWriter(CoordinatorClient):
+    """Adds group offsets to other producers' open transactions over one set of connections."""
+
+    default_client_id = "spate-txn-offsets"
+
+    def add_offsets(
+        self,
+        transaction: OpenTransaction,
+        group_id: str,
+        offsets: Mapping[TopicPartition, int | OffsetAndMetadata],
+        *,
+        timeout_ms: float = DEFAULT_TIMEOUT_MS,
+    ) -> None:
+        """Put ``offsets`` (next offsets to consume) of ``group_id`` into ``transaction``.
+
+        Returns once both coordinators accepted; the group sees the offsets
+        when the transaction commits. Raises TransactionOffsetsError when a
+        coordinator refuses, KafkaTimeoutError when ``timeout_ms`` passes first.
+        """
+        committed = _checked_offsets(group_id, offsets)
+        if not committed:
+            return
+        deadline = self._clock() + timeout_ms / 1000
+        view = _HandedOverTransaction(transaction.transactional_id, transaction.producer_id, transaction.producer_epoch)
+        add = AddOffsetsToTxn(Future(), CoordinatorKey.transaction(transaction.transactional_id), group_id, committed)
+        self._run(add, view, deadline, transaction, group_id)
+        if view.follow_up is None:  # AddOffsetsToTxn succeeded, so its handler queued the commit
+            raise RuntimeError("AddOffsetsToTxn was accepted but no TxnOffsetCommit followed")
+        self._run(view.follow_up, view, deadline, transaction, group_id)
+
+    # --- running one request to completion ---------------------------------------------------------
+
+    def _run(
+        self,
+        request: TxnRequest,
+        view: _HandedOverTransaction,
+        deadline: float,
+        transaction: OpenTransaction,
+        group_id: str,
+    ) -> None:
+        manager = cast(Any, view)  # the handlers type their state as the producer's transaction manager
+        last_problem = "no answer yet"
+        while True:
+            node = self._node_for(request, view, deadline, transaction, group_id)
+            try:
+                if node is None:
+                    raise BrokerUnavailableError("no broker can be reached")
+                _, body = self._network.request(
+                    node, request.api_key, request.body(manager), deadline=deadline, min_version=request.min_version
+                )
+            except (ClientError, KafkaError) as exc:
+                last_problem = str(exc)
+                outcome = request.on_transport_error(manager, exc)
+            else:
+                last_problem = _describe_answer(body)
+                outcome = request.on_response(manager, body)
+            request.attempts += 1
+            if outcome is Outcome.DONE:
+                break
+            if outcome is Outcome.FIND_COORDINATOR and request.coordinator is not None:
+                view.coordinators.pop(request.coordinator, None)
+                self._network.metadata.request_update()
+            pause = (
+                CONCURRENT_TRANSACTIONS_BACKOFF
+                if outcome is Outcome.RETRY_SOON
+                else self._network.backoff.delay(request.attempts - 1)
+            )
+            if self._clock() + pause >= deadline:
+                raise KafkaTimeoutError(
+                    f"{request.api_key.name} for group {group_id!r} in the transaction of "
+                    f"{transaction.transactional_id!r} did not complete before its timeout: last answer: {last_problem}"
+                )
+            self._sleep(pause)
+        # An accepted AddOffsetsToTxn leaves its result to the TxnOffsetCommit it queued: not done yet.
+        error = request.result.exception() if request.result.done() else None
+        if error is not None:
+            raise _refusal(error, transaction, group_id)
+
+    def _node_for(
+        self,
+        request: TxnRequest,
+        view: _HandedOverTransaction,
+        deadline: float,
+        transaction: OpenTransaction,
+        group_id: str,
+    ) -> int | None:
+        """The node to send ``request`` to, looking its coordinator up first if needed; None: none reachable."""
+        key = request.coordinator
+        if key is None:
+            return self._network.least_loaded_node(self._clock())
+        if key not in view.coordinators:
+            self._run(FindCoordinator(key), view, deadline, transaction, group_id)
+        node_id, host, port = view.coordinators[key]
+        if self._network.node(node_id) is None:
+            self._network.register_node(node_id, host, port)
+        return node_id
+
+
+def add_offsets_to_open_transaction(
+    bootstrap_servers: str | Sequence[str],
+    transactional_id: str,
+    producer_id: int,
+    producer_epoch: int,
+    group_id: str,
+    offsets: Mapping[TopicPartition, int | OffsetAndMetadata],
+    timeout_ms: float = DEFAULT_TIMEOUT_MS,
+) -> None:
+    """:meth:`TransactionOffsetsWriter.add_offsets` over a client made for the call."""
+    with TransactionOffsetsWriter(bootstrap_servers) as writer:
+        writer.add_offsets(
+            OpenTransaction(transactional_id, producer_id, producer_epoch), group_id, offsets, timeout_ms=timeout_ms
+        )
+
+
+# --- helpers --------------------------------------------------------------------------------------
+
+
+def _checked_offsets(
+    group_id: str, offsets: Mapping[TopicPartition, int | OffsetAndMetadata]
+) -> dict[TopicPartition, OffsetAndMetadata]:
+    if not group_id:
+        raise ValueError("adding offsets to a transaction needs a group id")
+    committed: dict[TopicPartition, OffsetAndMetadata] = {}
+    for tp, value in offsets.items():
+        entry = value if isinstance(value, OffsetAndMetadata) else OffsetAndMetadata(int(value))
+        if entry.offset < 0:
+            raise ValueError(f"cannot commit negative offset {entry.offset} for {tp} to group {group_id!r}")
+        committed[tp] = entry
+    return committed
+
+
+def _describe_answer(body: Any) -> str:
+    """The error codes in a coordinator's answer, for a timeout's message."""
+    codes: list[int] = []
+    if hasattr(body, "error_code"):
+        codes.append(body.error_code)
+    for topic in getattr(body, "topics", None) or []:
+        codes.extend(part.error_code for part in topic.partitions)
+    names = sorted({ErrorCode.of(code).name for code in codes})
+    return ", ".join(names) or "no error code"
+
+
+def _refusal(error: BaseException, transaction: OpenTransaction, group_id: str) -> BaseException:
+    """The error to raise for a request that failed for good."""
+    cause = error.__cause__ if isinstance(error, TransactionAbortableError) and error.__cause__ else error
+    if isinstance(cause, KafkaError):
+        refused = TransactionOffsetsError(transaction, group_id, cause)
+        refused.__cause__ = cause
+        return refused
+    return cause  # a failure on this side of the wire (e.g. a broker without the API)

@@ -1,0 +1,77 @@
+"""ListOffsets (API key 2): the offset for a timestamp, or the earliest/latest.
+
+Timestamp -1 asks for the latest offset (the high watermark, or the last
+stable offset under read_committed) and -2 for the log start offset.
+"""
+
+from __future__ import annotations
+
+from spate.protocol.api_keys import ApiKey
+from spate.protocol.schema import Array, Field, Struct, message
+from spate.protocol.types import INT8, INT16, INT32, INT64, STRING
+
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
+
+ListOffsetsRequest = message(
+    "ListOffsetsRequest",
+    api_key=ApiKey.LIST_OFFSETS,
+    versions=(1, 5),
+    flexible_from=6,
+    fields=[
+        Field("replica_id", INT32, default=-1),
+        Field("isolation_level", INT8, versions=(2, None), default=0),
+        Field(
+            "topics",
+            Array(
+                Struct(
+                    "ListOffsetsTopic",
+                    Field("name", STRING),
+                    Field(
+                        "partitions",
+                        Array(
+                            Struct(
+                                "ListOffsetsPartition",
+                                Field("partition_index", INT32),
+                                Field("current_leader_epoch", INT32, versions=(4, None), default=-1),
+                                Field("timestamp", INT64),
+                            )
+                        ),
+                    ),
+                )
+            ),
+        ),
+    ],
+)
+
+ListOffsetsResponse = message(
+    "ListOffsetsResponse",
+    api_key=ApiKey.LIST_OFFSETS,
+    versions=(1, 5),
+    flexible_from=6,
+    fields=[
+        Field("throttle_time_ms", INT32, versions=(2, None), default=0),
+        Field(
+            "topics",
+            Array(
+                Struct(
+                    "ListOffsetsTopicResponse",
+                    Field("name", STRING),
+                    Field(
+                        "partitions",
+                        Array(
+                            Struct(
+                                "ListOffsetsPartitionResponse",
+                                Field("partition_index", INT32),
+                                Field("error_code", INT16),
+                                Field("timestamp", INT64, default=-1),
+                                Field("offset", INT64, default=-1),
+                                Field("leader_epoch", INT32, versions=(4, None), default=-1),
+                            )
+                        ),
+                    ),
+                )
+            ),
+        ),
+    ],
+)

@@ -1,0 +1,76 @@
+"""Produce (API key 0): append record batches to partitions.
+
+Records stay raw bytes (a memoryview into the request frame) so that the
+broker can validate and stamp batch headers without copying them.
+"""
+
+from __future__ import annotations
+
+from spate.protocol.api_keys import ApiKey
+from spate.protocol.schema import Array, Field, Struct, message
+from spate.protocol.types import INT16, INT32, INT64, RECORDS, STRING
+
+ProduceRequest = message(
+    "ProduceRequest",
+    api_key=ApiKey.PRODUCE,
+    versions=(3, 7),
+    flexible_from=9,
+    fields=[
+        Field("transactional_id", STRING, nullable=True, default=None),
+        # 0: no response at all, 1: leader only, -1: all in-sync replicas.
+        Field("acks", INT16),
+        Field("timeout_ms", INT32),
+        Field(
+            "topic_data",
+            Array(
+                Struct(
+                    "TopicProduceData",
+                    Field("name", STRING),
+                    Field(
+                        "partition_data",
+                        Array(
+                            Struct(
+                                "PartitionProduceData",
+                                Field("index", INT32),
+                                Field("records", RECORDS, nullable=True),
+                            )
+                        ),
+                    ),
+                )
+            ),
+        ),
+    ],
+)
+
+ProduceResponse = message(
+    "ProduceResponse",
+    api_key=ApiKey.PRODUCE,
+    versions=(3, 7),
+    flexible_from=9,
+    fields=[
+        Field(
+            "responses",
+            Array(
+                Struct(
+                    "TopicProduceResponse",
+                    Field("name", STRING),
+                    Field(
+                        "partition_responses",
+                        Array(
+                            Struct(
+                                "PartitionProduceResponse",
+                                Field("index", INT32),
+                                Field("error_code", INT16),
+                                Field("base_offset", INT64),
+                                # -1 unless the topic uses LogAppendTime.
+                                Field("log_append_time_ms", INT64, default=-1),
+                                Field("log_start_offset", INT64, versions=(5, None), default=-1),
+                            )
+                        ),
+                    ),
+                )
+            ),
+        ),
+        Field("throttle_time_ms", INT32),
+    ],
+)

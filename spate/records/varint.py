@@ -1,0 +1,102 @@
+"""Zig-zag varints, the integer encoding inside RecordBatch v2 records.
+
+A signed value ``n`` is first zig-zag mapped to an unsigned one
+(0→0, -1→1, 1→2, -2→3, …) so that small magnitudes of either sign stay short,
+then written little-end first in groups of 7 bits, the high bit of each byte
+saying "more follows".
+
+Bounds are strict on read: a 32-bit varint takes at most 5 bytes and its fifth
+byte may carry only the 4 bits that remain; a 64-bit varlong takes at most 10
+bytes with a single bit in the tenth. Anything longer is ``varint overflow``;
+running out of bytes mid-value is ``truncated varint``. Both raise
+``CorruptRecordError``. Encoding a value outside the type's range is a caller
+bug and raises ``ValueError``.
+"""
+
+from __future__ import annotations
+
+from spate.records.errors import CorruptRecordError
+
+INT32_MIN = -(1 << 31)
+INT32_MAX = (1 << 31) - 1
+INT64_MIN = -(1 << 63)
+INT64_MAX = (1 << 63) - 1
+
+MAX_VARINT_BYTES = 5
+MAX_VARLONG_BYTES = 10
+
+# Every zig-zag value below 128 encodes to one byte; building them once keeps
+# the common case (small deltas, short lengths, null markers) allocation-free.
+_ONE_BYTE: tuple[bytes, ...] = tuple(bytes((i,)) for i in range(0x80))
+
+
+def _encode_unsigned(z: int) -> bytes:
+    if z < 0x80:
+        return _ONE_BYTE[z]
+    if z < 0x4000:
+        return bytes(((z & 0x7F) | 0x80, z >> 7))
+    out = bytearray()
+    while z >= 0x80:
+        out.append((z & 0x7F) | 0x80)
+        z >>= 7
+    out.append(z)
+    return bytes(out)
+
+
+def encode_varint(value: int) -> bytes:
+    """Zig-zag varint of a signed 32-bit ``value`` (1 to 5 bytes)."""
+    if -64 <= value < 64:
+        return _ONE_BYTE[(value << 1) ^ (value >> 31)]
+    if value < INT32_MIN or value > INT32_MAX:
+        raise ValueError(f"varint value {value} is outside the int32 range")
+    return _encode_unsigned((value << 1) ^ (value >> 31))
+
+
+def encode_varlong(value: int) -> bytes:
+    """Zig-zag varlong of a signed 64-bit ``value`` (1 to 10 bytes)."""
+    if value < INT64_MIN or value > INT64_MAX:
+        raise ValueError(f"varlong value {value} is outside the int64 range")
+    return _encode_unsigned((value << 1) ^ (value >> 63))
+
+
+def size_of_varint(value: int) -> int:
+    """Bytes ``encode_varint(value)`` would take."""
+    return len(encode_varint(value))
+
+
+def size_of_varlong(value: int) -> int:
+    """Bytes ``encode_varlong(value)`` would take."""
+    return len(encode_varlong(value))
+
+
+def _decode(buf: bytes | bytearray | memoryview, position: int, end: int, max_bytes: int, last_byte_max: int) -> tuple[int, int]:
+    last_index = position + max_bytes - 1
+    unsigned = 0
+    shift = 0
+    pos = position
+    while True:
+        if pos >= end:
+            raise CorruptRecordError(f"truncated varint at position {position}")
+        byte = buf[pos]
+        if pos == last_index and byte > last_byte_max:
+            raise CorruptRecordError(f"varint overflow at position {position}")
+        unsigned |= (byte & 0x7F) << shift
+        pos += 1
+        if byte < 0x80:
+            return (unsigned >> 1) ^ -(unsigned & 1), pos
+        shift += 7
+
+
+def decode_varint(buf: bytes | bytearray | memoryview, position: int = 0, end: int | None = None) -> tuple[int, int]:
+    """Read a 32-bit zig-zag varint at ``position``; return ``(value, next_position)``.
+
+    ``end`` bounds the read (default: the end of ``buf``).
+    """
+    limit = len(buf) if end is None else min(end, len(buf))
+    return _decode(buf, position, limit, MAX_VARINT_BYTES, 0x0F)
+
+
+def decode_varlong(buf: bytes | bytearray | memoryview, position: int = 0, end: int | None = None) -> tuple[int, int]:
+    """Read a 64-bit zig-zag varlong at ``position``; return ``(value, next_position)``."""
+    limit = len(buf) if end is None else min(end, len(buf))
+    return _decode(buf, position, limit, MAX_VARLONG_BYTES, 0x01)

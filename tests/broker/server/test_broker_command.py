@@ -1,0 +1,74 @@
+"""`spate broker start`: configuration errors, and retention running on its interval."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.support.broker_process import BrokerProcess, free_port
+
+
+def start_with(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "spate.cli.main", "broker", "start", *args],
+        capture_output=True, text=True, timeout=30,
+    )
+
+
+@pytest.mark.parametrize(
+    "args, named",
+    [
+        (["--override", "log.segment.bites=100"], "log.segment.bites"),
+        (["--override", "num.partitions=many"], "num.partitions"),
+        (["--override", "listeners=PLAINTEXT://127.0.0.1:notaport"], "listeners"),
+        (["--config", "/nonexistent/broker.properties"], "/nonexistent/broker.properties"),
+    ],
+    ids=["unknown-key", "malformed-number", "malformed-listener", "missing-file"],
+)
+def test_bad_configuration_stops_the_start_with_one_line_naming_the_culprit(args, named):
+    result = start_with(*args)
+    assert result.returncode == 1
+    assert named in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_malformed_properties_file_is_reported_with_its_line(tmp_path):
+    config = tmp_path / "broker.properties"
+    config.write_text(f"listeners=PLAINTEXT://127.0.0.1:{free_port()}\nlog.retention.hours=soon\n")
+    result = start_with("--config", str(config))
+    assert result.returncode == 1
+    assert "log.retention.hours" in result.stderr and "2" in result.stderr
+
+
+def test_retention_deletes_old_segments_on_its_interval(tmp_path):
+    broker = BrokerProcess(
+        tmp_path,
+        overrides={
+            "log.segment.bytes": "2000",
+            "log.retention.ms": "1000",
+            "log.retention.check.interval.ms": "200",
+            "log.segment.delete.delay.ms": "0",
+        },
+    ).start()
+    try:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.create_topics([NewTopic("aging", 1, 1)])["aging"].result(10)
+        producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0})
+        old = int(time.time() * 1000) - 60_000
+        for i in range(50):
+            producer.produce("aging", value=b"x" * 200, timestamp=old)
+            producer.flush(10)
+        log_dir = tmp_path / "logs" / "aging-0"
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and len(list(log_dir.glob("*.log"))) > 1:
+            time.sleep(0.2)
+        remaining = sorted(p.name for p in log_dir.glob("*.log"))
+        assert len(remaining) == 1, remaining
+        assert remaining[0] != "00000000000000000000.log"
+    finally:
+        broker.stop()

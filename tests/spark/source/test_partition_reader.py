@@ -1,0 +1,130 @@
+"""Reading one offset range on an executor, against a scripted consumer."""
+
+from __future__ import annotations
+
+import pytest
+
+from spark_ext.data_loss import DataLossError
+from spark_ext.offset_ranges import OffsetRange
+from spark_ext.partition_reader import RangeReadTimeoutError, ReadSettings, read_range
+from spate.client import (
+    FetchedBatch,
+    OffsetOutOfRangeError,
+    TimestampType,
+    TopicPartition,
+)
+
+TP = TopicPartition("t", 0)
+
+
+def batch(offsets: list[int], next_offset: int | None = None) -> FetchedBatch:
+    return FetchedBatch(
+        "t", 0, offsets, [0] * len(offsets), [None] * len(offsets), [b"%d" % o for o in offsets],
+        [()] * len(offsets), TimestampType.CREATE_TIME, next_offset if next_offset is not None else offsets[-1] + 1,
+    )
+
+
+class ScriptedConsumer:
+    """Answers each poll from a script: a list of batches (the position moves past them), or an exception.
+
+    ``("skip", n)`` moves the position to ``n`` with no batches: what the client does when a fetch
+    held only transaction markers or aborted data.
+    """
+
+    def __init__(self, script, log_start: int = 0) -> None:
+        self.script = list(script)
+        self.log_start = log_start
+        self.position_ = None
+        self.seeks: list[int] = []
+        self.closed = False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.closed = True
+
+    def assign(self, tps):
+        assert list(tps) == [TP]
+
+    def seek(self, tp, offset):
+        self.position_ = offset
+        self.seeks.append(offset)
+
+    def position(self, tp):
+        return self.position_
+
+    def beginning_offsets(self, tps):
+        return {tp: self.log_start for tp in tps}
+
+    def poll_batches(self, timeout_ms=0):
+        if not self.script:
+            return []
+        step = self.script.pop(0)
+        if isinstance(step, Exception):
+            raise step
+        if isinstance(step, tuple) and step[0] == "skip":
+            self.position_ = step[1]
+            return []
+        self.position_ = step[-1].next_offset
+        return step
+
+
+def read(rng: OffsetRange, consumer: ScriptedConsumer, **settings) -> list[int]:
+    options = ReadSettings("h:1", **settings)
+    return [o for b in read_range(rng, options, consumer_factory=lambda _: consumer) for o in b.column("offset").to_pylist()]
+
+
+def test_a_range_ending_in_a_marker_gap_finishes_when_the_position_passes_its_end():
+    consumer = ScriptedConsumer([[batch([0, 1, 2])], ("skip", 4)])
+    assert read(OffsetRange("t", 0, 0, 4), consumer) == [0, 1, 2]
+    assert consumer.closed
+
+
+def test_records_at_or_past_the_end_are_cut_off():
+    consumer = ScriptedConsumer([[batch([5, 6, 7, 8, 9])]])
+    assert read(OffsetRange("t", 0, 5, 8), consumer) == [5, 6, 7]
+
+
+def test_compacted_gaps_inside_the_range_are_stepped_over():
+    consumer = ScriptedConsumer([[batch([0, 3], next_offset=6)], [batch([7, 9])]])
+    assert read(OffsetRange("t", 0, 0, 10), consumer) == [0, 3, 7, 9]
+
+
+def test_deleted_offsets_fail_the_read_naming_partition_and_range():
+    consumer = ScriptedConsumer([OffsetOutOfRangeError(TP, 10, 25, 40)])
+    with pytest.raises(DataLossError) as failure:
+        read(OffsetRange("t", 0, 10, 30), consumer)
+    assert (failure.value.lost_from, failure.value.lost_until) == (10, 25)
+    assert "Partition t-0 lost data" in str(failure.value) and "[10, 25)" in str(failure.value)
+
+
+def test_without_fail_on_data_loss_the_read_continues_from_the_log_start():
+    consumer = ScriptedConsumer([OffsetOutOfRangeError(TP, 10, 25, 40), [batch([25, 26, 27, 28, 29])]])
+    assert read(OffsetRange("t", 0, 10, 30), consumer, fail_on_data_loss=False) == [25, 26, 27, 28, 29]
+    assert consumer.seeks == [10, 25]
+
+
+def test_a_log_start_past_the_whole_range_reads_nothing_when_data_loss_is_allowed():
+    consumer = ScriptedConsumer([OffsetOutOfRangeError(TP, 10, -1, -1)], log_start=50)
+    assert read(OffsetRange("t", 0, 10, 30), consumer, fail_on_data_loss=False) == []
+
+
+def test_a_range_beyond_the_log_end_is_an_error_not_data_loss():
+    consumer = ScriptedConsumer([OffsetOutOfRangeError(TP, 10, 0, 5)])
+    with pytest.raises(OffsetOutOfRangeError):
+        read(OffsetRange("t", 0, 10, 30), consumer, fail_on_data_loss=False)
+
+
+def test_no_progress_for_the_poll_timeout_fails_the_task():
+    now = [0.0]
+
+    class Stalled(ScriptedConsumer):
+        def poll_batches(self, timeout_ms=0):
+            now[0] += 1.0
+            return []
+
+    options = ReadSettings("h:1", poll_timeout_ms=3_000)
+    with pytest.raises(RangeReadTimeoutError, match=r"t-0: offsets \[0, 5\)"):
+        list(read_range(OffsetRange("t", 0, 0, 5), options, consumer_factory=lambda _: Stalled([]),
+                        clock=lambda: now[0]))

@@ -1,0 +1,46 @@
+"""A poll hands out records as soon as they are in.
+
+End-to-end latency depends on it; the test checks the mechanism, not a
+timing: which network waits a ``poll`` makes when a fetch response is
+already waiting in the socket.
+"""
+
+from __future__ import annotations
+
+import select
+
+import pytest
+
+from spate.client import Consumer, Producer, TopicPartition
+from tests.spate.client.conftest import create_topic
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+
+
+def test_poll_returns_a_response_already_received_without_blocking_on_the_network(broker, topic_name) -> None:
+    topic = create_topic(broker.bootstrap, topic_name())
+    tp = TopicPartition(topic, 0)
+    with Consumer(broker.bootstrap, fetch_max_wait_ms=10_000) as consumer, \
+            Producer(broker.bootstrap, **broker.producer_settings(linger_ms=0)) as producer:
+        consumer.assign([tp])
+        consumer.seek_to_end(tp)
+        consumer.position(tp)
+        assert consumer.poll(timeout_ms=0) == []  # a fetch now waits at the broker
+        producer.send(topic, b"wake").result(10)
+        connections = list(consumer._network._connections.values())
+        readable, _, _ = select.select([c.fileno() for c in connections], [], [], 10)
+        assert readable, "the broker did not answer the waiting fetch"
+
+        waits: list[float] = []
+        network_poll = consumer._network.poll
+
+        def recording_poll(timeout: float):
+            waits.append(timeout)
+            return network_poll(timeout)
+
+        consumer._network.poll = recording_poll  # type: ignore[method-assign]
+        records = consumer.poll(timeout_ms=5_000)
+
+    assert [r.value for r in records] == [b"wake"]
+    assert all(wait == 0 for wait in waits), f"poll blocked with data in hand: waits {waits}"
+

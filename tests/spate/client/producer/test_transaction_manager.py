@@ -1,0 +1,222 @@
+"""The transactional producer's state machine and request queue, driven by hand-made coordinator answers.
+
+No broker and no threads: each test plays the sender, asking the manager
+for its next request and feeding it the response a coordinator would give.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+
+import pytest
+
+from spate.client.errors import (
+    InvalidTxnStateError,
+    ProducerFencedError,
+    TransactionAbortableError,
+)
+from spate.client.producer.batch import ProducerBatch
+from spate.client.producer.transaction_manager import (
+    TRANSITIONS,
+    TransactionManager,
+    TxnState,
+)
+from spate.client.producer.txn_requests import (
+    CONCURRENT_TRANSACTIONS_BACKOFF,
+    AddPartitionsToTxn,
+    CoordinatorKey,
+    EndTxn,
+    FindCoordinator,
+    InitProducerId,
+)
+from spate.protocol import ErrorCode, KafkaError
+from spate.protocol.messages.add_partitions_to_txn import (
+    AddPartitionsToTxnResponse as AP,
+)
+from spate.protocol.messages.end_txn import EndTxnResponse
+from spate.protocol.messages.find_coordinator import FindCoordinatorResponse
+from spate.protocol.messages.init_producer_id import InitProducerIdResponse
+from spate.structs import TopicPartition
+
+E = ErrorCode
+A, B, C = TopicPartition("t", 0), TopicPartition("t", 1), TopicPartition("u", 0)
+BACKOFF = 0.1
+
+
+def found() -> FindCoordinatorResponse:
+    return FindCoordinatorResponse(error_code=0, node_id=3, host="h", port=9092)
+
+
+def init_ok(epoch: int = 0) -> InitProducerIdResponse:
+    return InitProducerIdResponse(throttle_time_ms=0, error_code=0, producer_id=42, producer_epoch=epoch)
+
+
+def added(*partitions: TopicPartition, code: ErrorCode = E.NONE) -> AP:
+    return AP(throttle_time_ms=0, results_by_topic_v3_and_below=[
+        AP.AddPartitionsToTxnTopicResult(name=tp.topic, results_by_partition=[
+            AP.AddPartitionsToTxnPartitionResult(partition_index=tp.partition, partition_error_code=code)
+        ]) for tp in partitions
+    ])
+
+
+def ended(code: ErrorCode = E.NONE) -> EndTxnResponse:
+    return EndTxnResponse(throttle_time_ms=0, error_code=code)
+
+
+def step(txn: TransactionManager, response, now: float = 0.0, incomplete: bool = False):
+    request, _ = txn.next_request(now, incomplete)
+    assert request is not None
+    txn.on_response(request, response, now, BACKOFF)
+    return request
+
+
+def ready(txn_id: str = "tx") -> TransactionManager:
+    txn = TransactionManager(txn_id)
+    result = txn.begin_init()
+    assert isinstance(step(txn, found()), FindCoordinator)
+    assert isinstance(step(txn, init_ok()), InitProducerId)
+    assert result.done() and result.exception() is None
+    return txn
+
+
+def numbered_batch(txn: TransactionManager, tp: TopicPartition) -> ProducerBatch:
+    batch = ProducerBatch(tp, 0.0, capacity=1024)
+    batch.try_append(0, None, b"v", (), Future())
+    txn.assign_sequence(batch)
+    return batch
+
+
+def test_init_finds_the_coordinator_then_gets_an_id_and_is_ready() -> None:
+    txn = ready()
+    assert (txn.state, txn.producer_id, txn.producer_epoch) == (TxnState.READY, 42, 0)
+    assert txn.coordinator_address(InitProducerId(None, CoordinatorKey.transaction("tx"))) == (3, "h", 9092)
+
+
+def test_init_retries_concurrent_transactions_soon_and_a_lost_coordinator_after_a_new_lookup() -> None:
+    txn = TransactionManager("tx")
+    txn.begin_init()
+    step(txn, found())
+    request = step(txn, InitProducerIdResponse(throttle_time_ms=0, error_code=E.CONCURRENT_TRANSACTIONS,
+                                               producer_id=-1, producer_epoch=-1), now=10.0)
+    assert request.retry_at == pytest.approx(10.0 + CONCURRENT_TRANSACTIONS_BACKOFF)
+    assert txn.next_request(10.0, False) == (None, pytest.approx(CONCURRENT_TRANSACTIONS_BACKOFF))
+    step(txn, InitProducerIdResponse(throttle_time_ms=0, error_code=E.NOT_COORDINATOR, producer_id=-1,
+                                     producer_epoch=-1), now=11.0)
+    assert isinstance(step(txn, found(), now=12.0), FindCoordinator)
+    step(txn, init_ok(), now=12.0)
+    assert txn.state is TxnState.READY
+
+
+def test_new_partitions_are_added_in_one_request_and_held_back_until_the_coordinator_agrees() -> None:
+    txn = ready()
+    txn.begin_transaction()
+    for tp in (A, B, C):
+        txn.check_send(tp)
+    batch = ProducerBatch(A, 0.0, capacity=1024)
+    assert not txn.can_send(batch)
+    request, _ = txn.next_request(0.0, True)
+    assert isinstance(request, AddPartitionsToTxn) and request.partitions == {A, B, C}
+    txn.on_response(request, added(A, B, C), 0.0, BACKOFF)
+    assert txn.can_send(batch)
+    txn.check_send(A)
+    assert txn.next_request(0.0, True) == (None, float("inf"))  # nothing new to add
+
+
+def test_end_txn_waits_for_incomplete_batches_and_then_commits() -> None:
+    txn = ready()
+    txn.begin_transaction()
+    txn.check_send(A)
+    step(txn, added(A), incomplete=True)
+    result = txn.begin_commit()
+    assert txn.next_request(0.0, True) == (None, float("inf"))
+    request = step(txn, ended(), incomplete=False)
+    assert isinstance(request, EndTxn) and request.commit
+    assert result.done() and txn.state is TxnState.READY
+
+
+def test_an_empty_transaction_ends_without_asking_the_coordinator() -> None:
+    txn = ready()
+    txn.begin_transaction()
+    assert txn.begin_commit().done()
+    assert txn.next_request(0.0, False) == (None, float("inf"))
+    assert txn.state is TxnState.READY
+
+
+def test_a_fenced_answer_is_fatal_and_every_later_call_raises_it() -> None:
+    txn = ready()
+    txn.begin_transaction()
+    txn.check_send(A)
+    step(txn, added(A))
+    result = txn.begin_commit()
+    step(txn, ended(E.PRODUCER_FENCED))
+    assert isinstance(result.exception(), ProducerFencedError)
+    assert isinstance(txn.fatal_error, ProducerFencedError)
+    with pytest.raises(ProducerFencedError):
+        txn.begin_transaction()
+    with pytest.raises(ProducerFencedError):
+        txn.check_send(A)
+
+
+def test_a_failed_batch_makes_commit_fail_and_the_abort_bumps_the_epoch_before_it_completes() -> None:
+    txn = ready()
+    txn.begin_transaction()
+    txn.check_send(A)
+    step(txn, added(A))
+    assert txn.batch_failed(numbered_batch(txn, A), KafkaError(E.MESSAGE_TOO_LARGE)) is None
+    assert txn.state is TxnState.ABORTABLE_ERROR
+    with pytest.raises(TransactionAbortableError):
+        txn.begin_commit()
+    with pytest.raises(TransactionAbortableError):
+        txn.check_send(B)
+    result = txn.begin_abort()
+    request = step(txn, ended())
+    assert isinstance(request, EndTxn) and not request.commit
+    assert not result.done() and txn.state is TxnState.INITIALIZING
+    assert isinstance(step(txn, init_ok(epoch=1)), InitProducerId)
+    assert result.done() and (txn.state, txn.producer_epoch) == (TxnState.READY, 1)
+
+
+def test_a_failure_while_committing_fails_the_pending_commit_at_once() -> None:
+    txn = ready()
+    txn.begin_transaction()
+    txn.check_send(A)
+    step(txn, added(A))
+    commit = txn.begin_commit()
+    txn.batch_failed(numbered_batch(txn, A), KafkaError(E.NOT_ENOUGH_REPLICAS))
+    assert isinstance(commit.exception(), TransactionAbortableError)
+    txn.begin_abort()
+    assert isinstance(step(txn, ended()), EndTxn)
+
+
+def test_calls_out_of_order_are_invalid_txn_state() -> None:
+    txn = TransactionManager("tx")
+    with pytest.raises(InvalidTxnStateError):
+        txn.begin_transaction()
+    with pytest.raises(InvalidTxnStateError):
+        txn.check_send(A)
+    txn = ready()
+    with pytest.raises(InvalidTxnStateError):
+        txn.begin_init()
+    with pytest.raises(InvalidTxnStateError):
+        txn.begin_commit()
+    with pytest.raises(InvalidTxnStateError):
+        txn.begin_abort()
+    with pytest.raises(InvalidTxnStateError):
+        TransactionManager().begin_init()  # no transactional id
+
+
+def test_a_call_that_timed_out_is_awaited_again_and_other_calls_wait_for_it() -> None:
+    txn = ready()
+    txn.begin_transaction()
+    txn.check_send(A)
+    step(txn, added(A))
+    commit = txn.begin_commit()
+    assert txn.begin_commit() is commit
+    with pytest.raises(InvalidTxnStateError):
+        txn.begin_abort()
+
+
+def test_the_transition_table_only_reaches_ready_through_initializing_or_ending_a_transaction() -> None:
+    into_ready = {state for state, targets in TRANSITIONS.items() if TxnState.READY in targets}
+    assert into_ready == {TxnState.INITIALIZING, TxnState.COMMITTING, TxnState.ABORTING}
+    assert TRANSITIONS[TxnState.FATAL_ERROR] == frozenset()

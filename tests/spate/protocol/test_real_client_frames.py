@@ -1,0 +1,226 @@
+"""Frames from real Kafka clients: stored golden bytes, and a live librdkafka exchange."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from spate.protocol import (
+    ADVERTISED_VERSIONS,
+    ApiKey,
+    Request,
+    ServerConnection,
+    UnsupportedVersionError,
+    encode_request,
+)
+from spate.protocol.framing import FrameReader
+from spate.protocol.headers import decode_request_header
+from spate.protocol.messages.api_versions import (
+    ApiVersionsRequest,
+    api_versions_response,
+)
+from spate.protocol.messages.metadata import MetadataResponse
+from spate.records.batch import iter_batches, validate_batch
+from tests.spate.protocol import kafka_golden_frames as golden
+
+
+def framed(hex_payload: str) -> bytes:
+    payload = bytes.fromhex(hex_payload)
+    return len(payload).to_bytes(4, "big") + payload
+
+
+def serve_one(hex_payload: str) -> Request:
+    conn = ServerConnection()
+    conn.receive_data(framed(hex_payload))
+    request = conn.next_request()
+    assert request is not None
+    return request
+
+
+def refused_header(hex_payload: str) -> Any:
+    conn = ServerConnection()
+    conn.receive_data(framed(hex_payload))
+    with pytest.raises(UnsupportedVersionError) as raised:
+        conn.next_request()
+    return raised.value.header
+
+
+# Everything captured except the two opening ApiVersions versions above the advertised range.
+SERVED_GOLDEN = [
+    name
+    for name in vars(golden)
+    if name.isupper() and name not in ("RDKAFKA_API_VERSIONS_V3", "KAFKA_PYTHON_API_VERSIONS_V4")
+]
+
+
+@pytest.mark.parametrize("name", SERVED_GOLDEN)
+def test_golden_request_re_encodes_to_the_clients_exact_bytes(name: str) -> None:
+    hex_payload = getattr(golden, name)
+    request = serve_one(hex_payload)
+    header = request.header
+    again = encode_request(header.api_key, header.api_version, header.correlation_id, header.client_id, request.body)
+    assert again == framed(hex_payload)
+
+
+def test_librdkafka_opens_with_flexible_api_versions_v3_which_is_refused_with_its_header() -> None:
+    header = refused_header(golden.RDKAFKA_API_VERSIONS_V3)
+    assert (header.api_key, header.api_version, header.correlation_id, header.client_id) == (18, 3, 1, "golden-test")
+
+
+def test_librdkafka_api_versions_v3_body_decodes_with_header_v2() -> None:
+    mv = memoryview(bytes.fromhex(golden.RDKAFKA_API_VERSIONS_V3))
+    header, pos = decode_request_header(mv)
+    assert header.version == 2 and header.client_id == "golden-test"
+    body = ApiVersionsRequest.SCHEMA.decode(mv[pos:], 3)
+    assert body.client_software_name == "confluent-kafka-python"
+    assert body.client_software_version == "2.16.1-rdkafka-2.16.0"
+
+
+def test_librdkafka_retries_api_versions_at_v0() -> None:
+    request = serve_one(golden.RDKAFKA_API_VERSIONS_V0)
+    assert (request.api_key, request.api_version, request.header.client_id) == (ApiKey.API_VERSIONS, 0, "golden-test")
+
+
+def test_librdkafka_metadata_v8_asks_for_its_topic_with_auto_creation() -> None:
+    request = serve_one(golden.RDKAFKA_METADATA_V8)
+    assert request.api_version == 8
+    assert [topic.name for topic in request.body.topics] == ["orders"]
+    assert request.body.allow_auto_topic_creation is True
+    assert request.body.include_topic_authorized_operations is False
+
+
+def test_librdkafka_produce_v7_carries_a_valid_record_batch() -> None:
+    request = serve_one(golden.RDKAFKA_PRODUCE_V7)
+    body = request.body
+    assert (request.api_version, body.acks, body.timeout_ms, body.transactional_id) == (7, -1, 30000, None)
+    partition = body.topic_data[0].partition_data[0]
+    assert (body.topic_data[0].name, partition.index) == ("orders", 0)
+    header = validate_batch(partition.records)
+    assert header.records_count == 1 and header.base_timestamp == 1700000000000
+    assert not header.has_producer_id
+
+
+def test_kafka_python_opens_with_api_versions_v4_which_is_refused_with_its_header() -> None:
+    header = refused_header(golden.KAFKA_PYTHON_API_VERSIONS_V4)
+    assert (header.api_key, header.api_version, header.client_id) == (18, 4, "kp-golden")
+
+
+def test_kafka_python_init_producer_id_is_idempotent_not_transactional() -> None:
+    request = serve_one(golden.KAFKA_PYTHON_INIT_PRODUCER_ID_V1)
+    assert request.body.transactional_id is None
+
+
+def test_aiokafka_produce_v7_carries_a_valid_record_batch() -> None:
+    request = serve_one(golden.AIOKAFKA_PRODUCE_V7)
+    assert (request.body.acks, request.body.timeout_ms) == (1, 3000)
+    batches = list(iter_batches(request.body.topic_data[0].partition_data[0].records))
+    assert len(batches) == 1 and batches[0].records_count == 1
+
+
+class OneConnectionBroker:
+    """A listener that answers one client connection with this codec, recording each step."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(10)
+        self.port = self.listener.getsockname()[1]
+        self.steps: list[tuple[str, Any]] = []
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> OneConnectionBroker:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.listener.close()
+        self.thread.join(5)
+
+    def _run(self) -> None:
+        try:
+            client, _ = self.listener.accept()
+        except OSError:
+            return
+        with client:
+            client.settimeout(5)
+            self._converse(client)
+        self.done.set()
+
+    def _converse(self, client: socket.socket) -> None:
+        conn = ServerConnection()
+        raw = FrameReader()
+        while not self.done.is_set():
+            try:
+                data = client.recv(65536)
+            except OSError:
+                return
+            if not data:
+                return
+            conn.receive_data(data)
+            raw.receive_data(data)
+            while (payload := raw.next_frame()) is not None:
+                self.steps.append(("frame", payload))
+                try:
+                    request = conn.next_request()
+                except UnsupportedVersionError as exc:
+                    self.steps.append(("refused", exc.header))
+                    client.sendall(conn.encode_unsupported_version(exc.header.correlation_id))
+                    continue
+                assert request is not None
+                self.steps.append(("request", request))
+                body = self._answer(request)
+                header = request.header
+                client.sendall(conn.encode_response(header.correlation_id, request.api_key, request.api_version, body))
+                if request.api_key == ApiKey.METADATA:
+                    return
+
+    def _answer(self, request: Request) -> Any:
+        if request.api_key == ApiKey.API_VERSIONS:
+            return api_versions_response(ADVERTISED_VERSIONS)
+        if request.api_key == ApiKey.METADATA:
+            broker = MetadataResponse.MetadataResponseBroker(node_id=0, host="127.0.0.1", port=self.port)
+            return MetadataResponse(brokers=[broker], cluster_id="test", controller_id=0, topics=[])
+        raise AssertionError(f"unexpected request {request.header}")
+
+
+def test_live_librdkafka_handshake_is_understood_and_its_downgrade_fully_decoded() -> None:
+    confluent_kafka = pytest.importorskip("confluent_kafka")
+    with OneConnectionBroker() as broker:
+        # librdkafka connects to a bootstrap broker on its own; polling just gives it time.
+        producer = confluent_kafka.Producer(
+            {
+                "bootstrap.servers": f"127.0.0.1:{broker.port}",
+                "client.id": "spate-protocol-test",
+                "socket.timeout.ms": 2000,
+                "api.version.request": True,
+                "log_level": 0,
+            }
+        )
+        deadline = time.monotonic() + 10
+        while not broker.done.is_set() and time.monotonic() < deadline:
+            producer.poll(0.02)
+        del producer
+    kinds = [kind for kind, _ in broker.steps]
+    assert kinds[:2] == ["frame", "refused"], kinds
+
+    first = broker.steps[1][1]
+    assert first.api_key == ApiKey.API_VERSIONS and first.client_id == "spate-protocol-test"
+    assert first.api_version > ADVERTISED_VERSIONS[ApiKey.API_VERSIONS].max
+    if first.api_version == 3:
+        header, pos = decode_request_header(memoryview(broker.steps[0][1]))
+        assert header.version == 2
+        body = ApiVersionsRequest.SCHEMA.decode(broker.steps[0][1][pos:], 3)
+        assert body.client_software_name == "confluent-kafka-python"
+
+    requests = [value for kind, value in broker.steps if kind == "request"]
+    assert requests, "the client never retried after the refusal"
+    retry = requests[0]
+    assert retry.api_key == ApiKey.API_VERSIONS
+    assert retry.api_version < first.api_version and retry.api_version in ADVERTISED_VERSIONS[ApiKey.API_VERSIONS]
+    assert retry.header.client_id == "spate-protocol-test"
+    assert any(request.api_key == ApiKey.METADATA for request in requests[1:])
