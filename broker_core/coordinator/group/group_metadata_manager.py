@@ -29,12 +29,10 @@ from broker_core.coordinator.group.group_loader import replay
 from broker_core.coordinator.group.group_metadata import GroupMetadata, GroupState
 from broker_core.coordinator.group.offsets import NO_EXPIRE_TIMESTAMP, CommittedOffset
 from broker_core.coordinator.group.offsets_log import (
-    GroupMetadataValue,
-    MemberMetadataValue,
-    group_metadata_key,
-    group_metadata_value,
-    offset_commit_key,
-    offset_commit_value,
+    group_metadata_record,
+    group_tombstone,
+    offset_commit_record,
+    offset_tombstone,
 )
 from broker_core.coordinator.group.offsets_topic import KeyValue, OffsetsTopic, TxnProducer
 from broker_core.coordinator.group.results import OffsetCommitEntry
@@ -222,30 +220,7 @@ class GroupMetadataManager:
 
     def store_group(self, group: GroupMetadata, assignments: Mapping[str, bytes] | None = None) -> ErrorCode:
         """Write the group's generation, leader, protocol and members (with ``assignments`` if given)."""
-        protocol = group.protocol_name
-        members = tuple(
-            MemberMetadataValue(
-                member_id=m.member_id,
-                group_instance_id=m.group_instance_id,
-                client_id=m.client_id,
-                client_host=m.client_host,
-                rebalance_timeout_ms=m.rebalance_timeout_ms,
-                session_timeout_ms=m.session_timeout_ms,
-                subscription=m.metadata_for(protocol) if protocol is not None else b"",
-                assignment=assignments.get(m.member_id, b"") if assignments is not None else m.assignment,
-            )
-            for m in group
-        )
-        value = GroupMetadataValue(
-            protocol_type=group.protocol_type or "",
-            generation=group.generation_id,
-            protocol=protocol,
-            leader=group.leader_id if members else None,
-            current_state_timestamp_ms=group.state_timestamp_ms if group.state_timestamp_ms is not None else -1,
-            members=members,
-        )
-        record = (group_metadata_key(group.group_id), group_metadata_value(value))
-        return self._append(group.group_id, [record], for_offsets=False)[0]
+        return self._append(group.group_id, [group_metadata_record(group, assignments)], for_offsets=False)[0]
 
     def _validate_offsets(
         self, offsets: Mapping[TopicPartition, OffsetCommitEntry], *, retention_ms: int
@@ -267,10 +242,7 @@ class GroupMetadataManager:
         self, group: GroupMetadata, valid: dict[TopicPartition, CommittedOffset], producer: TxnProducer | None
     ) -> tuple[ErrorCode, dict[TopicPartition, CommittedOffset]]:
         """Write ``valid`` as one batch; on success the offsets carry their batch's position."""
-        records = [
-            (offset_commit_key(group.group_id, tp.topic, tp.partition), offset_commit_value(committed))
-            for tp, committed in valid.items()
-        ]
+        records = [offset_commit_record(group.group_id, tp, committed) for tp, committed in valid.items()]
         error, base_offset = self._append(group.group_id, records, for_offsets=True, producer=producer)
         if error is not E.NONE:
             return error, {}
@@ -332,7 +304,7 @@ class GroupMetadataManager:
         present = [tp for tp in partitions if tp in group.offsets]
         if not present:
             return E.NONE
-        records: list[KeyValue] = [(offset_commit_key(group.group_id, tp.topic, tp.partition), None) for tp in present]
+        records = [offset_tombstone(group.group_id, tp) for tp in present]
         error, _ = self._append(group.group_id, records, for_offsets=True)
         if error is E.NONE:
             for tp in present:
@@ -341,12 +313,10 @@ class GroupMetadataManager:
 
     def delete_group(self, group: GroupMetadata) -> ErrorCode:
         """Tombstone every offset and the group itself; on success the group is Dead and gone."""
-        records: list[KeyValue] = [
-            (offset_commit_key(group.group_id, tp.topic, tp.partition), None) for tp in group.offsets
-        ]
+        records = [offset_tombstone(group.group_id, tp) for tp in group.offsets]
         # A group that never completed a rebalance has no metadata record to remove.
         if group.generation_id > 0:
-            records.append((group_metadata_key(group.group_id), None))
+            records.append(group_tombstone(group.group_id))
         if records:
             error, _ = self._append(group.group_id, records, for_offsets=False)
             if error is not E.NONE:
@@ -384,15 +354,13 @@ class GroupMetadataManager:
             expired = group.expired_offsets(now, self._config.offsets_retention_ms)
             for tp in expired:
                 del group.offsets[tp]
-            records: list[KeyValue] = [
-                (offset_commit_key(group.group_id, tp.topic, tp.partition), None) for tp in expired
-            ]
+            records = [offset_tombstone(group.group_id, tp) for tp in expired]
             # Offsets of an open transaction keep the group: its commit may still make them visible.
             if group.is_(GroupState.EMPTY) and not group.has_offsets:
                 group.transition_to(GroupState.DEAD, now)
                 self.remove_group(group)
                 if group.generation_id > 0:
-                    records.append((group_metadata_key(group.group_id), None))
+                    records.append(group_tombstone(group.group_id))
                 logger.info("group %r is empty with no offsets left; removed", group.group_id)
             if records:
                 self._append(group.group_id, records, for_offsets=True)
