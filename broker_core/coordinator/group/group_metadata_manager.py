@@ -145,7 +145,7 @@ class GroupMetadataManager:
 
     def load_partition(self, partition: int) -> None:
         try:
-            loaded = replay(self._topic.read(partition))
+            loaded = replay(self._topic.read_batches(partition))
         except Exception:
             logger.exception("cannot load __consumer_offsets-%d; its groups stay unavailable", partition)
             self._partitions[partition] = PartitionStatus.FAILED

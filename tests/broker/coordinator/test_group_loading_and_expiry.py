@@ -103,7 +103,7 @@ def test_requests_during_loading_get_load_in_progress_except_heartbeats() -> Non
 
 def test_a_partition_whose_log_cannot_be_read_answers_coordinator_not_available() -> None:
     class BrokenTopic(MemoryOffsetsTopic):
-        def read(self, partition):
+        def read_batches(self, partition):
             raise OSError("disk gone")
 
     h = Harness(topic=BrokenTopic(partitions=4), create_topic=False)
