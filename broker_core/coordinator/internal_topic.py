@@ -15,7 +15,6 @@ after a successful write.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 from typing import Iterator, Mapping, Protocol, Sequence
 
@@ -23,14 +22,6 @@ from spate.records import DecodedBatch
 
 # One key/value pair to write; a value of None is a tombstone.
 KeyValue = tuple[bytes, bytes | None]
-
-
-class PartitionStatus(enum.Enum):
-    """Where a coordinator is with a partition of its topic that this broker leads."""
-
-    LOADING = "loading"  # replaying its records; its keys answer COORDINATOR_LOAD_IN_PROGRESS
-    LOADED = "loaded"
-    FAILED = "failed"  # its log could not be read; its keys answer COORDINATOR_NOT_AVAILABLE
 
 
 @dataclass(frozen=True)

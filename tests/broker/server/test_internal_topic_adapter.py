@@ -17,7 +17,7 @@ from broker_core.storage.config import LogConfig
 from broker_core.storage.files import TopicPartition
 from broker_core.storage.log import Log
 from spate.protocol.errors import ErrorCode
-from tests.broker.coordinator.group_harness import ManualScheduler
+from tests.broker.coordinator.group.group_harness import ManualScheduler
 
 E = ErrorCode
 T0 = TopicPartition("t", 0)

@@ -24,7 +24,7 @@ from broker_core.storage.files import TopicPartition
 from spate.protocol.errors import ErrorCode
 from spate.records import NO_SEQUENCE, Record, build_batch
 from spate.records.reader import decode_batch
-from tests.broker.coordinator.group_harness import Harness
+from tests.broker.coordinator.group.group_harness import Harness
 
 E = ErrorCode
 S = GroupState
