@@ -13,10 +13,10 @@ import re
 from typing import Iterable
 
 from broker_core.cluster.errors import InvalidTopicNameError
+from spate.protocol.internal_records.consumer_offsets import CONSUMER_OFFSETS_TOPIC
+from spate.protocol.internal_records.transaction_log import TRANSACTION_STATE_TOPIC
 
 MAX_TOPIC_NAME_LENGTH = 249
-CONSUMER_OFFSETS_TOPIC = "__consumer_offsets"
-TRANSACTION_STATE_TOPIC = "__transaction_state"
 INTERNAL_TOPICS = frozenset({CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC})
 
 _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")

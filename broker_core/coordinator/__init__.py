@@ -1,7 +1,11 @@
-"""Coordinators: the broker-side owners of consumer groups (and, later, transactions).
+"""Coordinators: the broker-side owners of consumer groups and transactions.
 
 A coordinator's state lives in an internal compacted topic and its in-memory
 view is rebuilt from that topic when this broker becomes leader of one of its
 partitions. Coordinator logic is synchronous and runs on the broker's event
 loop; time and timers come in through :class:`~broker_core.coordinator.scheduler.Scheduler`.
+
+Coordinators know their topics only through the interfaces in
+``internal_topic`` (and ``transaction.txn_markers`` for markers); the
+server implements those on the broker's own partitions.
 """

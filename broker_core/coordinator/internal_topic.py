@@ -1,10 +1,12 @@
-"""An internal topic a coordinator keeps its state in (``__transaction_state``, ...).
+"""An internal topic a coordinator keeps its state in (``__consumer_offsets``, ``__transaction_state``).
 
+This is the coordinators' side: what they need of their topic
+(:class:`CoordinatorTopic`) and what it is made of (:class:`InternalTopicSpec`).
 The coordinator owns the keys that hash to the partitions this broker leads.
-It creates the topic on first use through the topic manager (compacted,
-with the coordinator's settings), appends through the partition's normal
-produce path (validation, offset assignment, fetch wake-ups) and reads a
-partition back batch by batch when it takes the partition over.
+It creates the topic on first use (compacted, with the coordinator's
+settings), appends to it and reads a partition back batch by batch when it
+takes the partition over. The broker's implementation, on its own topics
+and partitions, is ``broker_core.server.internal_topic_adapter``.
 
 An append either lands completely or raises :class:`KafkaError` with the
 code the storage layer reported, so the coordinator changes its cache only
@@ -13,30 +15,13 @@ after a successful write.
 
 from __future__ import annotations
 
-import enum
-import logging
 from dataclasses import dataclass, field
 from typing import Iterator, Mapping, Protocol, Sequence
 
-from broker_core.cluster.errors import TopicExistsError, UnknownTopicError
-from broker_core.server.errors import error_code_for
-from broker_core.server.topic_manager import TopicRequest
-from broker_core.storage.producer_state import AppendOrigin
-from spate.protocol.errors import ErrorCode, KafkaError
-from spate.records import NO_SEQUENCE, DecodedBatch, Record, build_batch, iter_decoded_batches
-
-logger = logging.getLogger(__name__)
+from spate.records import DecodedBatch
 
 # One key/value pair to write; a value of None is a tombstone.
 KeyValue = tuple[bytes, bytes | None]
-
-
-class PartitionStatus(enum.Enum):
-    """Where a coordinator is with a partition of its topic that this broker leads."""
-
-    LOADING = "loading"  # replaying its records; its keys answer COORDINATOR_LOAD_IN_PROGRESS
-    LOADED = "loaded"
-    FAILED = "failed"  # its log could not be read; its keys answer COORDINATOR_NOT_AVAILABLE
 
 
 @dataclass(frozen=True)
@@ -57,6 +42,7 @@ class CoordinatorTopic(Protocol):
         ...
 
     def led_partitions(self) -> list[int]:
+        """The partitions this broker leads, whose keys it coordinates."""
         ...
 
     def leader_epoch(self, partition: int) -> int:
@@ -74,94 +60,10 @@ class CoordinatorTopic(Protocol):
 
 @dataclass(frozen=True)
 class InternalTopicSpec:
+    """What an internal topic is created with, and how much of it a load reads at a time."""
+
     name: str
     partitions: int
     replication_factor: int
     configs: Mapping[str, str] = field(default_factory=dict)
     load_buffer_size: int = 5 * 1024 * 1024
-
-
-class BrokerInternalTopic:
-    """A :class:`CoordinatorTopic` on this broker's metadata store, topic manager and replicas."""
-
-    def __init__(self, spec: InternalTopicSpec, *, store, topics, replicas) -> None:
-        self.spec = spec
-        self._store = store  # broker_core.cluster.metadata_store.MetadataStore
-        self._topics = topics  # broker_core.server.topic_manager.TopicManager
-        self._replicas = replicas  # broker_core.server.replica_manager.ReplicaManager
-
-    def partition_count(self) -> int | None:
-        try:
-            return self._store.get_topic(self.spec.name).partition_count
-        except UnknownTopicError:
-            return None
-
-    def create(self) -> int:
-        existing = self.partition_count()
-        if existing is not None:
-            return existing
-        spec = self.spec
-        request = TopicRequest(
-            name=spec.name,
-            num_partitions=spec.partitions,
-            replication_factor=spec.replication_factor,
-            configs=dict(spec.configs),
-        )
-        try:
-            self._topics.create_topic(request)
-        except TopicExistsError:
-            pass
-        except Exception as exc:
-            # Kafka answers COORDINATOR_NOT_AVAILABLE until the topic can exist (too few brokers, ...).
-            logger.warning("cannot create %s yet: %s", spec.name, exc)
-            raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{spec.name}: {exc}") from exc
-        count = self.partition_count()
-        if count is None:
-            raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{spec.name} was not created")
-        logger.info("created %s with %d partition(s)", spec.name, count)
-        return count
-
-    def led_partitions(self) -> list[int]:
-        count = self.partition_count() or 0
-        return [p for p in range(count) if self._replicas.get(self.spec.name, p) is not None]
-
-    def leader_epoch(self, partition: int) -> int:
-        leader = self._replicas.get(self.spec.name, partition)
-        return leader.leader_epoch if leader is not None else -1
-
-    def append(
-        self, partition: int, records: Sequence[KeyValue], timestamp_ms: int, *, producer: TxnProducer | None = None
-    ) -> int:
-        """Append the records as one batch (transactional for ``producer`` if given); returns its base offset."""
-        leader = self._replicas.get(self.spec.name, partition)
-        if leader is None:
-            raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, f"{self.spec.name}-{partition} is not led here")
-        entries = [Record(i, timestamp_ms, key, value) for i, (key, value) in enumerate(records)]
-        if producer is None:
-            batch = build_batch(entries)
-        else:
-            batch = build_batch(entries, producer_id=producer.producer_id, producer_epoch=producer.producer_epoch,
-                                base_sequence=NO_SEQUENCE, is_transactional=True)
-        try:
-            # As the coordinator: a producer's epoch and open transaction are checked, sequences are not.
-            result = leader.append_records(batch, origin=AppendOrigin.COORDINATOR)
-        except Exception as exc:
-            raise KafkaError(error_code_for(exc, where=f"{self.spec.name} append"), str(exc)) from exc
-        self._replicas.notify_append(leader)
-        return result.base_offset
-
-    def read_batches(self, partition: int) -> Iterator[DecodedBatch]:
-        leader = self._replicas.get(self.spec.name, partition)
-        if leader is None:
-            return
-        log = leader.log
-        position = log.log_start_offset
-        end = leader.high_watermark
-        while position < end:
-            chunk = log.read(position, self.spec.load_buffer_size, max_offset=end).read_bytes()
-            if not chunk:
-                return
-            for batch in iter_decoded_batches(chunk):
-                if batch.header.next_offset > position:
-                    yield batch
-                position = max(position, batch.header.next_offset)

@@ -17,32 +17,28 @@ from typing import Callable
 from broker_core.cluster.errors import UnknownTopicError
 from broker_core.cluster.local_store import LocalMetadataStore
 from broker_core.cluster.metadata_store import BrokerRegistration
-from broker_core.cluster.topic_names import CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from broker_core.config.broker_config import BrokerConfig
 from broker_core.config.errors import ConfigError
 from broker_core.config.listeners import Listener
 from broker_core.config.topic_config import to_log_config_kwargs
-from broker_core.coordinator.group import BrokerOffsetsTopic, GroupConfig, GroupCoordinator
-from broker_core.coordinator.internal_topic import BrokerInternalTopic, InternalTopicSpec
+from broker_core.coordinator.group import GroupConfig, GroupCoordinator
 from broker_core.coordinator.scheduler import LoopScheduler
-from broker_core.coordinator.transaction import (
-    BrokerMarkerWriter,
-    TransactionCoordinator,
-    TransactionStateManager,
-    TxnConfig,
-)
+from broker_core.coordinator.transaction import TransactionCoordinator, TransactionStateManager, TxnConfig
 from broker_core.server.connection import ClientConnection
 from broker_core.server.context import BrokerContext
 from broker_core.server.dispatch import RequestDispatcher
 from broker_core.server.handlers import SERVED_APIS, bind_handlers
+from broker_core.server.internal_topic_adapter import BrokerInternalTopic
 from broker_core.server.producer_ids import ProducerIdManager
 from broker_core.server.purgatory import FetchPurgatory
 from broker_core.server.replica_manager import ReplicaManager
 from broker_core.server.topic_manager import TopicManager
+from broker_core.server.txn_marker_writer import BrokerMarkerWriter
 from broker_core.storage.config import LogConfig
-from broker_core.storage.files import TopicPartition
 from broker_core.storage.log_manager import LogManager
+from spate.protocol.internal_records.consumer_offsets import CONSUMER_OFFSETS_TOPIC
 from spate.protocol.versions import ADVERTISED_VERSIONS
+from spate.structs import TopicPartition
 
 logger = logging.getLogger(__name__)
 
@@ -113,14 +109,7 @@ class Broker:
         self._registered = True
         topics.load_hosted_partitions()
 
-        group_config = GroupConfig.from_broker_config(config)
-        self._group_coordinator = GroupCoordinator(
-            group_config,
-            BrokerOffsetsTopic(store=self.store, topics=topics, replicas=self.replicas, config=group_config),
-            LoopScheduler(asyncio.get_running_loop(), self._clock),
-            # Built next; TxnOffsetCommit requests only arrive once both exist.
-            txn_verifier=lambda *request: self._txn_coordinator.verify_offset_commit(*request),
-        )
+        self._group_coordinator = self._build_group_coordinator(topics)
         producer_ids = ProducerIdManager(self.store, config.node_id)
         self._txn_coordinator = self._build_txn_coordinator(topics, producer_ids)
 
@@ -148,18 +137,23 @@ class Broker:
         logger.info("broker %d serving on %s:%d (advertised as %s:%d), %d partition(s) loaded",
                     config.node_id, self._listener.host, self.bound_port, host, port, len(list(self.replicas)))
 
+    def _build_group_coordinator(self, topics: TopicManager) -> GroupCoordinator:
+        config = GroupConfig.from_broker_config(self.config)
+        offsets_topic = BrokerInternalTopic(config.offsets_topic_spec, store=self.store, topics=topics,
+                                            replicas=self.replicas)
+        return GroupCoordinator(
+            config,
+            offsets_topic,
+            LoopScheduler(asyncio.get_running_loop(), self._clock),
+            # Built next; TxnOffsetCommit requests only arrive once both exist.
+            txn_verifier=lambda *request: self._txn_coordinator.verify_offset_commit(*request),
+        )
+
     def _build_txn_coordinator(self, topics: TopicManager, producer_ids: ProducerIdManager) -> TransactionCoordinator:
         config = TxnConfig.from_broker_config(self.config)
         store, groups = self.store, self._group_coordinator
-        spec = InternalTopicSpec(
-            name=TRANSACTION_STATE_TOPIC,
-            partitions=config.state_log_partitions,
-            replication_factor=config.state_log_replication_factor,
-            configs=config.state_log_configs,
-            load_buffer_size=config.load_buffer_size,
-        )
         state = TransactionStateManager(
-            BrokerInternalTopic(spec, store=store, topics=topics, replicas=self.replicas),
+            BrokerInternalTopic(config.state_log_spec, store=store, topics=topics, replicas=self.replicas),
             partitions=config.state_log_partitions,
         )
         markers = BrokerMarkerWriter(

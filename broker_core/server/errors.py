@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any, Callable
 
 from spate.protocol.errors import ErrorCode, KafkaError
 from spate.records.errors import CorruptRecordError
@@ -26,3 +27,17 @@ def error_code_for(exc: BaseException, *, where: str = "") -> ErrorCode:
         return ErrorCode.of(code)
     logger.error("unexpected error%s", f" in {where}" if where else "", exc_info=exc)
     return ErrorCode.UNKNOWN_SERVER_ERROR
+
+
+def outcome(action: Callable[..., object], *args: Any, where: str, **kwargs: Any) -> tuple[ErrorCode, str | None]:
+    """Call ``action(*args, **kwargs)`` for one resource of a request: (NONE, None), or the
+    code and message of what it raised.
+
+    Admin requests answer each topic or config resource on its own, so one
+    failure never stops the others.
+    """
+    try:
+        action(*args, **kwargs)
+    except Exception as exc:
+        return error_code_for(exc, where=where), str(exc)
+    return ErrorCode.NONE, None

@@ -12,15 +12,21 @@ import argparse
 import sys
 import time
 from datetime import datetime, timezone
+from typing import Any
 
 from rich.table import Table
 
-from broker_core.cluster.topic_names import TRANSACTION_STATE_TOPIC
-from broker_core.coordinator.transaction.txn_log import TxnLogRecordError, decode_key, decode_value
-from broker_core.coordinator.transaction.txn_metadata import TxnMetadata
 from spate.cli.common import add_connection_arguments, client_errors, command_group, console
 from spate.cli.errors import CliError
 from spate.client import Admin, Consumer, TopicPartition
+from spate.protocol.internal_records.transaction_log import (
+    TRANSACTION_STATE_TOPIC,
+    TxnLogRecordError,
+    TxnState,
+    decode_key,
+    decode_value,
+    topic_partitions,
+)
 
 NONE_SHOWN = "-"
 
@@ -37,8 +43,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         add_connection_arguments(command)
 
 
-def read_transaction_states(args: argparse.Namespace) -> dict[str, TxnMetadata]:
-    """The current state of every transactional id, read from ``__transaction_state``."""
+def read_transaction_states(args: argparse.Namespace) -> dict[str, Any]:
+    """The current TransactionLogValue of every transactional id, read from ``__transaction_state``."""
     with client_errors(args.bootstrap_server):
         admin = Admin(args.bootstrap_server, default_api_timeout_ms=args.api_timeout_ms,
                       request_timeout_ms=args.api_timeout_ms, client_id="spate-cli")
@@ -55,7 +61,7 @@ def read_transaction_states(args: argparse.Namespace) -> dict[str, TxnMetadata]:
             consumer.assign(partitions)
             consumer.seek_to_beginning(*partitions)
             end = consumer.end_offsets(partitions)
-            states: dict[str, TxnMetadata] = {}
+            states: dict[str, Any] = {}
             deadline = time.monotonic() + args.api_timeout_ms / 1000
             while any(consumer.position(tp) < end[tp] for tp in partitions):
                 if time.monotonic() > deadline:
@@ -66,7 +72,7 @@ def read_transaction_states(args: argparse.Namespace) -> dict[str, TxnMetadata]:
     return states
 
 
-def _apply(states: dict[str, TxnMetadata], key: bytes | None, value: bytes | None) -> None:
+def _apply(states: dict[str, Any], key: bytes | None, value: bytes | None) -> None:
     try:
         transactional_id = decode_key(key)
         if value is None:
@@ -75,6 +81,10 @@ def _apply(states: dict[str, TxnMetadata], key: bytes | None, value: bytes | Non
             states[transactional_id] = decode_value(transactional_id, value)
     except TxnLogRecordError as exc:
         print(f"spate: skipping an unreadable record: {exc}", file=sys.stderr)
+
+
+def _state(txn: Any) -> str:
+    return TxnState(txn.transaction_status).display_name
 
 
 def _time(ms: int) -> str:
@@ -92,8 +102,9 @@ def run_list(args: argparse.Namespace) -> int:
     table = Table("TRANSACTIONAL-ID", "PRODUCER-ID", "EPOCH", "STATE", "PARTITIONS", "TIMEOUT-MS", "LAST-UPDATE")
     for txn_id in sorted(states):
         txn = states[txn_id]
-        table.add_row(txn_id, str(txn.producer_id), str(txn.producer_epoch), txn.state.display_name,
-                      str(len(txn.partitions)), str(txn.timeout_ms), _time(txn.last_update_ms))
+        table.add_row(txn_id, str(txn.producer_id), str(txn.producer_epoch), _state(txn),
+                      str(len(topic_partitions(txn))), str(txn.transaction_timeout_ms),
+                      _time(txn.transaction_last_update_timestamp_ms))
     out.print(table)
     return 0
 
@@ -103,12 +114,14 @@ def run_describe(args: argparse.Namespace) -> int:
     if txn is None:
         raise CliError(f"transactional id {args.transactional_id!r} is not known to the coordinators")
     out = console()
-    out.print(f"Transactional id: {txn.transactional_id}", soft_wrap=True)
-    out.print(f"Producer id: {txn.producer_id}  Epoch: {txn.producer_epoch}  State: {txn.state.display_name}")
-    out.print(f"Timeout: {txn.timeout_ms} ms  Started: {_time(txn.start_ms)}  Last update: {_time(txn.last_update_ms)}")
-    if txn.partitions:
+    out.print(f"Transactional id: {args.transactional_id}", soft_wrap=True)
+    out.print(f"Producer id: {txn.producer_id}  Epoch: {txn.producer_epoch}  State: {_state(txn)}")
+    out.print(f"Timeout: {txn.transaction_timeout_ms} ms  Started: {_time(txn.transaction_start_timestamp_ms)}  "
+              f"Last update: {_time(txn.transaction_last_update_timestamp_ms)}")
+    partitions = topic_partitions(txn)
+    if partitions:
         table = Table("TOPIC", "PARTITION")
-        for tp in sorted(txn.partitions, key=lambda t: (t.topic, t.partition)):
+        for tp in sorted(partitions):
             table.add_row(tp.topic, str(tp.partition))
         out.print(table)
     else:

@@ -52,6 +52,7 @@ __all__ = [
     "SchemaError",
     "Struct",
     "StructValue",
+    "build_message",
     "message",
 ]
 
@@ -139,6 +140,7 @@ class MessageSchema:
             raise ProtocolDecodeError(f"{self.name} v{version}: {len(mv) - end} trailing bytes")
         return value
 
+
 def message(
     name: str,
     *,
@@ -155,14 +157,31 @@ def message(
     """
     if not (name.endswith("Request") or name.endswith("Response")):
         raise SchemaError(f"{name}: message names end in Request or Response")
+    module = sys._getframe(1).f_globals.get("__name__", __name__)
+    return build_message(
+        name, api_key=api_key, versions=versions, flexible_from=flexible_from, fields=fields, module=module, base=Message
+    )
+
+
+def build_message(
+    name: str,
+    *,
+    api_key: int,
+    versions: tuple[int, int],
+    flexible_from: int | None,
+    fields: Sequence[Field],
+    module: str,
+    base: type[Message],
+) -> type[Any]:
+    """What :func:`message` does once the name is checked; the class derives from ``base``
+    and reports ``module`` as its home."""
     low, high = versions
     if not 0 <= low <= high:
         raise SchemaError(f"{name}: bad version range {versions}")
     if flexible_from is not None and flexible_from < 0:
         raise SchemaError(f"{name}: bad flexible_from {flexible_from}")
     root = Struct(name, *fields)
-    module = sys._getframe(1).f_globals.get("__name__", __name__)
-    builder = Builder(name, flexible_from, module, Message, StructValue)
+    builder = Builder(name, flexible_from, module, base, StructValue)
     builder.check_struct(root, (low, high))
     cls = builder.make_class(root)
     codecs = {v: builder.struct_codec(root, v) for v in range(low, high + 1)}

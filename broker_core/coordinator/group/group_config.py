@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from broker_core.config.broker_config import BrokerConfig
+from broker_core.coordinator.internal_topic import InternalTopicSpec
+from spate.protocol.internal_records.consumer_offsets import CONSUMER_OFFSETS_TOPIC
 
 # How long a member that joined for the first time may wait in a rebalance
 # without a heartbeat before it is dropped (Kafka's NewMemberJoinTimeoutMs),
@@ -42,4 +44,19 @@ class GroupConfig:
             offsets_retention_check_interval_ms=config.get_int("offsets.retention.check.interval.ms"),
             offset_metadata_max_bytes=config.get_int("offset.metadata.max.bytes"),
             offsets_load_buffer_size=config.get_int("offsets.load.buffer.size"),
+        )
+
+    @property
+    def offsets_topic_spec(self) -> InternalTopicSpec:
+        """``__consumer_offsets`` as the coordinator creates it (``offsets.topic.*``)."""
+        return InternalTopicSpec(
+            name=CONSUMER_OFFSETS_TOPIC,
+            partitions=self.offsets_topic_partitions,
+            replication_factor=self.offsets_topic_replication_factor,
+            configs={
+                "cleanup.policy": "compact",
+                "segment.bytes": str(self.offsets_topic_segment_bytes),
+                "compression.type": "producer",
+            },
+            load_buffer_size=self.offsets_load_buffer_size,
         )

@@ -1,11 +1,13 @@
 """The group coordinator: the broker's entry point for every consumer-group API.
 
 It owns the groups of the ``__consumer_offsets`` partitions this broker
-leads (:class:`GroupMetadataManager`), runs the classic rebalance protocol
-over them (:class:`RebalanceProtocol`: JoinGroup, SyncGroup, Heartbeat,
-LeaveGroup), and serves committed offsets (OffsetCommit, OffsetFetch,
-TxnOffsetCommit) and group administration (DescribeGroups, ListGroups,
-DeleteGroups, OffsetDelete) itself.
+leads (:class:`GroupMetadataManager`, with :class:`OffsetExpiry`), runs the
+classic rebalance protocol over them — JoinGroup (``join``), SyncGroup
+(``sync``), Heartbeat (``heartbeat``), LeaveGroup (``leave``), with the
+phases and timers of a rebalance in ``rebalance`` and ``rebalance_timers``
+— and serves committed offsets (OffsetCommit, OffsetFetch, TxnOffsetCommit)
+and group administration (DescribeGroups, ListGroups, DeleteGroups,
+OffsetDelete) itself.
 
 Offsets committed in a transaction (TxnOffsetCommit) are written at once but
 stay invisible until the transaction coordinator, having written the
@@ -28,8 +30,13 @@ from typing import Callable, Mapping, Sequence
 from broker_core.coordinator.group.group_config import GroupConfig
 from broker_core.coordinator.group.group_metadata import GroupMetadata, GroupState
 from broker_core.coordinator.group.group_metadata_manager import GroupMetadataManager
+from broker_core.coordinator.group.heartbeat import Heartbeats
+from broker_core.coordinator.group.join import GroupJoin
+from broker_core.coordinator.group.leave import GroupLeave
+from broker_core.coordinator.group.offset_expiry import OffsetExpiry
 from broker_core.coordinator.group.offsets_topic import OffsetsTopic, TxnProducer
-from broker_core.coordinator.group.rebalance_protocol import RebalanceProtocol
+from broker_core.coordinator.group.rebalance import Rebalancer
+from broker_core.coordinator.group.rebalance_timers import RebalanceTimers
 from broker_core.coordinator.group.results import (
     FetchedOffset,
     GroupDescription,
@@ -39,9 +46,10 @@ from broker_core.coordinator.group.results import (
     OffsetDeleteResult,
     OffsetFetchResult,
 )
+from broker_core.coordinator.group.sync import GroupSync
 from broker_core.coordinator.scheduler import Scheduler
-from broker_core.storage.files import TopicPartition
 from spate.protocol.errors import ErrorCode
+from spate.structs import TopicPartition
 
 logger = logging.getLogger(__name__)
 
@@ -75,26 +83,38 @@ class GroupCoordinator:
     ) -> None:
         self._scheduler = scheduler
         self._txn_verifier = txn_verifier
-        self.group_manager = GroupMetadataManager(
-            config, offsets_topic, scheduler, on_group_loaded=lambda group: self._protocol.on_group_loaded(group)
+        # Loaded members get a full session to find this broker and heartbeat again.
+        groups = self.group_manager = GroupMetadataManager(
+            config, offsets_topic, scheduler, on_group_loaded=lambda group: self._heartbeats.keep_group_alive(group)
         )
-        self._protocol = RebalanceProtocol(config, self.group_manager, scheduler, member_id_suffix=member_id_suffix)
-        # The membership APIs are the rebalance protocol's own methods.
-        self.join_group = self._protocol.join_group
-        self.sync_group = self._protocol.sync_group
-        self.heartbeat = self._protocol.heartbeat
-        self.leave_group = self._protocol.leave_group
+        self._expiry = OffsetExpiry(config, groups, scheduler)
+        # A member whose session ran out is removed as if it had left (the rebalancer is built next).
+        self._heartbeats = Heartbeats(
+            groups, scheduler, on_member_failure=lambda group, member: self._rebalancer.remove_member_and_update_group(
+                group, member
+            )
+        )
+        self._rebalancer = Rebalancer(groups, scheduler, self._heartbeats, RebalanceTimers(config, groups, scheduler))
+        # The membership APIs are served by the classes that implement them.
+        self.join_group = GroupJoin(
+            config, groups, scheduler, self._heartbeats, self._rebalancer, member_id_suffix=member_id_suffix
+        ).join_group
+        self.sync_group = GroupSync(groups, scheduler, self._heartbeats, self._rebalancer).sync_group
+        self.heartbeat = self._heartbeats.heartbeat
+        self.leave_group = GroupLeave(groups, self._rebalancer).leave_group
 
     # --- lifecycle -------------------------------------------------------------------------
 
     def startup(self) -> None:
         """Serve: load the groups of the partitions this broker leads, start the expiry task."""
         self.group_manager.startup()
+        self._expiry.start()
 
     def shutdown(self) -> None:
         """Stop serving: answer every parked request with NOT_COORDINATOR and cancel all timers."""
         self.group_manager.shutdown()
-        self._protocol.shutdown()
+        self._expiry.stop()
+        self._rebalancer.shutdown()
 
     def ensure_offsets_topic(self) -> int:
         """Create ``__consumer_offsets`` on first use (FindCoordinator); returns its partition count."""
@@ -145,7 +165,7 @@ class GroupCoordinator:
                 # The member knows the new generation but not yet its assignment.
                 return all_failed(E.REBALANCE_IN_PROGRESS)
             # Committing during PreparingRebalance is allowed: the heartbeat tells the member to rejoin.
-            self._protocol.keep_alive(group, group.get_member(member_id))
+            self._heartbeats.keep_alive(group, group.get_member(member_id))
         return self.group_manager.store_offsets(group, offsets, retention_ms=retention_time_ms)
 
     def handle_txn_offset_commit(
@@ -260,7 +280,7 @@ class GroupCoordinator:
             return E.NON_EMPTY_GROUP
         error = self.group_manager.delete_group(group)
         if error is E.NONE:
-            self._protocol.cancel_timers(group)
+            self._rebalancer.cancel_timers(group)
             logger.info("deleted group %r", group_id)
         return error
 

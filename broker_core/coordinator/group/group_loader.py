@@ -25,22 +25,21 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field, replace
-from typing import Iterable
+from typing import Any, Iterable
 
 from broker_core.coordinator.group.group_metadata import GroupMetadata, GroupState
 from broker_core.coordinator.group.member import MemberMetadata, Protocol
 from broker_core.coordinator.group.offsets import CommittedOffset
 from broker_core.coordinator.group.offsets_log import (
     GroupMetadataKey,
-    GroupMetadataValue,
     OffsetCommitKey,
     OffsetsRecordError,
     decode_group_metadata_value,
     decode_key,
     decode_offset_commit_value,
 )
-from broker_core.storage.files import TopicPartition
 from spate.records import ControlType, CorruptRecordError, DecodedBatch, Record, parse_control_record
+from spate.structs import TopicPartition
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +58,7 @@ class LoadedPartition:
 
 @dataclass
 class _Replay:
-    metadata: dict[str, GroupMetadataValue] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)  # group id -> its GroupMetadataValue
     offsets: GroupOffsets = field(default_factory=dict)
     pending: dict[int, GroupOffsets] = field(default_factory=dict)  # producer id -> its open offsets
     loaded: LoadedPartition = field(default_factory=LoadedPartition)
@@ -146,8 +145,9 @@ def replay(batches: Iterable[DecodedBatch]) -> LoadedPartition:
     return state.groups()
 
 
-def group_from_value(group_id: str, value: GroupMetadataValue) -> GroupMetadata:
-    state_timestamp = value.current_state_timestamp_ms if value.current_state_timestamp_ms >= 0 else None
+def group_from_value(group_id: str, value: Any) -> GroupMetadata:
+    """A group as its stored GroupMetadataValue describes it."""
+    state_timestamp = value.current_state_timestamp if value.current_state_timestamp >= 0 else None
     has_members = bool(value.members) and value.protocol is not None
     group = GroupMetadata(
         group_id,
@@ -167,8 +167,8 @@ def group_from_value(group_id: str, value: GroupMetadataValue) -> GroupMetadata:
                 group_instance_id=stored.group_instance_id,
                 client_id=stored.client_id,
                 client_host=stored.client_host,
-                rebalance_timeout_ms=stored.rebalance_timeout_ms,
-                session_timeout_ms=stored.session_timeout_ms,
+                rebalance_timeout_ms=stored.rebalance_timeout,
+                session_timeout_ms=stored.session_timeout,
                 protocol_type=value.protocol_type,
                 protocols=(Protocol(value.protocol, stored.subscription),),  # type: ignore[arg-type]
                 assignment=stored.assignment,

@@ -30,10 +30,10 @@ from typing import Iterator, Mapping
 from broker_core.coordinator.group.consumer_protocol import CONSUMER_PROTOCOL_TYPE, group_subscribed_topics
 from broker_core.coordinator.group.member import MemberMetadata
 from broker_core.coordinator.group.offsets import CommittedOffset
-from broker_core.coordinator.group.results import GroupDescription, JoinedMember, MemberDescription
+from broker_core.coordinator.group.results import GroupDescription, JoinedMember, JoinGroupResult, MemberDescription
 from broker_core.coordinator.scheduler import TimerHandle
-from broker_core.storage.files import TopicPartition
 from spate.protocol.errors import ErrorCode
+from spate.structs import TopicPartition
 
 
 class GroupState(enum.Enum):
@@ -167,6 +167,15 @@ class GroupMetadata:
             self.leader_id = joined[0] if joined else next(iter(self.members), None)
         return member
 
+    def withdraw_pending_member(self, member_id: str) -> bool:
+        """Forget a member id handed out with MEMBER_ID_REQUIRED and stop its expiry; False if unknown."""
+        if member_id not in self.pending_members:
+            return False
+        timer = self.pending_members.pop(member_id)
+        if timer is not None:
+            timer.cancel()
+        return True
+
     def static_member_id(self, group_instance_id: str | None) -> str | None:
         if group_instance_id is None:
             return None
@@ -251,6 +260,18 @@ class GroupMetadata:
         return tuple(
             JoinedMember(m.member_id, m.group_instance_id, m.metadata_for(self.protocol_name))
             for m in self.members.values()
+        )
+
+    def current_generation(self, member_id: str, *, with_members: bool) -> JoinGroupResult:
+        """The JoinGroup answer for ``member_id`` in the current generation (the leader's lists every member)."""
+        return JoinGroupResult(
+            ErrorCode.NONE,
+            member_id=member_id,
+            generation_id=self.generation_id,
+            protocol_type=self.protocol_type,
+            protocol_name=self.protocol_name,
+            leader_id=self.leader_id or "",
+            members=self.current_member_metadata() if with_members else (),
         )
 
     def init_next_generation(self, now_ms: int) -> None:

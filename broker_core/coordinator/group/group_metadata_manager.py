@@ -2,10 +2,8 @@
 
 A group belongs to partition ``partition_for(group_id)`` of
 ``__consumer_offsets``; this broker coordinates it while it leads that
-partition. Each owned partition is LOADING until its records have been
-replayed (requests for its groups get COORDINATOR_LOAD_IN_PROGRESS), then
-LOADED. A partition whose log cannot be read stays FAILED and answers
-COORDINATOR_NOT_AVAILABLE rather than serve groups with missing offsets.
+partition (see :mod:`broker_core.coordinator.partition_ownership` for the
+answers while a partition is loading or could not be read).
 
 Every change of stored state is written first and applied to the cache only
 after the append succeeded, so the cache never holds what a restart would
@@ -13,8 +11,8 @@ not bring back. Offsets committed inside a transaction are written as that
 producer's transactional batch and kept pending in their group until the
 transaction coordinator reports the marker it wrote to the partition
 (``complete_txn_offsets``). Loading happens one partition per scheduler turn, so a large
-topic does not stall the event loop; a periodic task removes expired
-offsets and groups left empty with nothing stored.
+topic does not stall the event loop. Expired offsets are removed by
+:mod:`offset_expiry`.
 """
 
 from __future__ import annotations
@@ -29,20 +27,17 @@ from broker_core.coordinator.group.group_loader import replay
 from broker_core.coordinator.group.group_metadata import GroupMetadata, GroupState
 from broker_core.coordinator.group.offsets import NO_EXPIRE_TIMESTAMP, CommittedOffset
 from broker_core.coordinator.group.offsets_log import (
-    GroupMetadataValue,
-    MemberMetadataValue,
-    group_metadata_key,
-    group_metadata_value,
-    offset_commit_key,
-    offset_commit_value,
+    group_metadata_record,
+    group_tombstone,
+    offset_commit_record,
+    offset_tombstone,
 )
 from broker_core.coordinator.group.offsets_topic import KeyValue, OffsetsTopic, TxnProducer
 from broker_core.coordinator.group.results import OffsetCommitEntry
-from broker_core.coordinator.internal_topic import PartitionStatus
-from broker_core.coordinator.partitioning import partition_for
+from broker_core.coordinator.partition_ownership import OwnedPartitions, PartitionStatus
 from broker_core.coordinator.scheduler import Scheduler, TimerHandle
-from broker_core.storage.files import TopicPartition
 from spate.protocol.errors import ErrorCode, KafkaError
+from spate.structs import TopicPartition
 
 logger = logging.getLogger(__name__)
 
@@ -81,38 +76,34 @@ class GroupMetadataManager:
         self._scheduler = scheduler
         self._on_group_loaded = on_group_loaded
         self._groups: dict[str, GroupMetadata] = {}
-        self._partitions: dict[int, PartitionStatus] = {}
+        self._partitions = OwnedPartitions(config.offsets_topic_partitions)
         self._load_queue: deque[int] = deque()
         self._load_timer: TimerHandle | None = None
-        self._expiry_timer: TimerHandle | None = None
-        self._partition_count = config.offsets_topic_partitions
         self._active = False
 
     # --- ownership and loading -------------------------------------------------------------
 
     def startup(self) -> None:
-        """Load the partitions this broker leads and start the expiry task."""
+        """Load the partitions this broker leads."""
         self._active = True
         count = self._topic.partition_count()
         if count is not None:
-            self._partition_count = count
+            self._partitions.partition_count = count
             self.schedule_loads(self._topic.led_partitions())
-        self._schedule_expiry()
 
     def shutdown(self) -> None:
         self._active = False
-        for timer in (self._load_timer, self._expiry_timer):
-            if timer is not None:
-                timer.cancel()
-        self._load_timer = self._expiry_timer = None
+        if self._load_timer is not None:
+            self._load_timer.cancel()
+        self._load_timer = None
         self._load_queue.clear()
 
     @property
     def partition_count(self) -> int:
-        return self._partition_count
+        return self._partitions.partition_count
 
     def partition_for(self, group_id: str) -> int:
-        return partition_for(group_id, self._partition_count)
+        return self._partitions.partition_for(group_id)
 
     def ensure_topic(self) -> int:
         """Create ``__consumer_offsets`` on first use; own any led partition not yet known.
@@ -120,17 +111,17 @@ class GroupMetadataManager:
         A partition met here is new (or was created behind the coordinator's
         back), so it is loaded at once rather than on a later turn.
         """
-        self._partition_count = self._topic.create()
+        self._partitions.partition_count = self._topic.create()
         for partition in self._topic.led_partitions():
-            if partition not in self._partitions:
-                self._partitions[partition] = PartitionStatus.LOADING
+            if self._partitions.status(partition) is None:
+                self._partitions.set_status(partition, PartitionStatus.LOADING)
                 self.load_partition(partition)
-        return self._partition_count
+        return self._partitions.partition_count
 
     def schedule_loads(self, partitions: Iterable[int]) -> None:
         for partition in partitions:
-            if self._partitions.get(partition) is not PartitionStatus.LOADED:
-                self._partitions[partition] = PartitionStatus.LOADING
+            if self._partitions.status(partition) is not PartitionStatus.LOADED:
+                self._partitions.set_status(partition, PartitionStatus.LOADING)
                 self._load_queue.append(partition)
         if self._load_queue and self._load_timer is None:
             self._load_timer = self._scheduler.call_later(0, self._load_next)
@@ -140,22 +131,22 @@ class GroupMetadataManager:
         if not self._load_queue:
             return
         partition = self._load_queue.popleft()
-        if self._partitions.get(partition) is PartitionStatus.LOADING:
+        if self._partitions.status(partition) is PartitionStatus.LOADING:
             self.load_partition(partition)
         if self._load_queue:
             self._load_timer = self._scheduler.call_later(0, self._load_next)
 
     def load_partition(self, partition: int) -> None:
         try:
-            loaded = replay(self._topic.read(partition))
+            loaded = replay(self._topic.read_batches(partition))
         except Exception:
             logger.exception("cannot load __consumer_offsets-%d; its groups stay unavailable", partition)
-            self._partitions[partition] = PartitionStatus.FAILED
+            self._partitions.set_status(partition, PartitionStatus.FAILED)
             return
         for group in loaded.groups.values():
             self._groups[group.group_id] = group
             self._on_group_loaded(group)
-        self._partitions[partition] = PartitionStatus.LOADED
+        self._partitions.set_status(partition, PartitionStatus.LOADED)
         logger.log(
             logging.INFO if loaded.records else logging.DEBUG,
             "loaded %d group(s) from __consumer_offsets-%d (%d record(s), %d skipped, %d open transaction(s))",
@@ -177,18 +168,11 @@ class GroupMetadataManager:
 
     def coordinator_error(self, group_id: str) -> ErrorCode:
         """NONE when this broker serves ``group_id`` now, else the code that says why not."""
-        status = self._partitions.get(self.partition_for(group_id))
-        if status is None:
-            return E.NOT_COORDINATOR
-        if status is PartitionStatus.LOADING:
-            return E.COORDINATOR_LOAD_IN_PROGRESS
-        if status is PartitionStatus.FAILED:
-            return E.COORDINATOR_NOT_AVAILABLE
-        return E.NONE
+        return self._partitions.coordinator_error(group_id)
 
     @property
     def is_loading(self) -> bool:
-        return any(status is PartitionStatus.LOADING for status in self._partitions.values())
+        return self._partitions.is_loading
 
     # --- the cache -------------------------------------------------------------------------
 
@@ -207,7 +191,7 @@ class GroupMetadataManager:
 
     # --- writes ----------------------------------------------------------------------------
 
-    def _append(
+    def append(
         self, group_id: str, records: list[KeyValue], *, for_offsets: bool, producer: TxnProducer | None = None
     ) -> tuple[ErrorCode, int]:
         """Write one batch to the group's partition: (NONE, its base offset), or the client's error."""
@@ -222,30 +206,7 @@ class GroupMetadataManager:
 
     def store_group(self, group: GroupMetadata, assignments: Mapping[str, bytes] | None = None) -> ErrorCode:
         """Write the group's generation, leader, protocol and members (with ``assignments`` if given)."""
-        protocol = group.protocol_name
-        members = tuple(
-            MemberMetadataValue(
-                member_id=m.member_id,
-                group_instance_id=m.group_instance_id,
-                client_id=m.client_id,
-                client_host=m.client_host,
-                rebalance_timeout_ms=m.rebalance_timeout_ms,
-                session_timeout_ms=m.session_timeout_ms,
-                subscription=m.metadata_for(protocol) if protocol is not None else b"",
-                assignment=assignments.get(m.member_id, b"") if assignments is not None else m.assignment,
-            )
-            for m in group
-        )
-        value = GroupMetadataValue(
-            protocol_type=group.protocol_type or "",
-            generation=group.generation_id,
-            protocol=protocol,
-            leader=group.leader_id if members else None,
-            current_state_timestamp_ms=group.state_timestamp_ms if group.state_timestamp_ms is not None else -1,
-            members=members,
-        )
-        record = (group_metadata_key(group.group_id), group_metadata_value(value))
-        return self._append(group.group_id, [record], for_offsets=False)[0]
+        return self.append(group.group_id, [group_metadata_record(group, assignments)], for_offsets=False)[0]
 
     def _validate_offsets(
         self, offsets: Mapping[TopicPartition, OffsetCommitEntry], *, retention_ms: int
@@ -267,11 +228,8 @@ class GroupMetadataManager:
         self, group: GroupMetadata, valid: dict[TopicPartition, CommittedOffset], producer: TxnProducer | None
     ) -> tuple[ErrorCode, dict[TopicPartition, CommittedOffset]]:
         """Write ``valid`` as one batch; on success the offsets carry their batch's position."""
-        records = [
-            (offset_commit_key(group.group_id, tp.topic, tp.partition), offset_commit_value(committed))
-            for tp, committed in valid.items()
-        ]
-        error, base_offset = self._append(group.group_id, records, for_offsets=True, producer=producer)
+        records = [offset_commit_record(group.group_id, tp, committed) for tp, committed in valid.items()]
+        error, base_offset = self.append(group.group_id, records, for_offsets=True, producer=producer)
         if error is not E.NONE:
             return error, {}
         return E.NONE, {tp: replace(committed, record_offset=base_offset) for tp, committed in valid.items()}
@@ -316,7 +274,7 @@ class GroupMetadataManager:
         Returns the groups affected. A partition still loading needs nothing:
         its replay meets the marker in the log.
         """
-        if self._partitions.get(partition) is not PartitionStatus.LOADED:
+        if self._partitions.status(partition) is not PartitionStatus.LOADED:
             return 0
         affected = 0
         for group in self.groups():
@@ -332,8 +290,8 @@ class GroupMetadataManager:
         present = [tp for tp in partitions if tp in group.offsets]
         if not present:
             return E.NONE
-        records: list[KeyValue] = [(offset_commit_key(group.group_id, tp.topic, tp.partition), None) for tp in present]
-        error, _ = self._append(group.group_id, records, for_offsets=True)
+        records = [offset_tombstone(group.group_id, tp) for tp in present]
+        error, _ = self.append(group.group_id, records, for_offsets=True)
         if error is E.NONE:
             for tp in present:
                 group.offsets.pop(tp, None)
@@ -341,62 +299,15 @@ class GroupMetadataManager:
 
     def delete_group(self, group: GroupMetadata) -> ErrorCode:
         """Tombstone every offset and the group itself; on success the group is Dead and gone."""
-        records: list[KeyValue] = [
-            (offset_commit_key(group.group_id, tp.topic, tp.partition), None) for tp in group.offsets
-        ]
+        records = [offset_tombstone(group.group_id, tp) for tp in group.offsets]
         # A group that never completed a rebalance has no metadata record to remove.
         if group.generation_id > 0:
-            records.append((group_metadata_key(group.group_id), None))
+            records.append(group_tombstone(group.group_id))
         if records:
-            error, _ = self._append(group.group_id, records, for_offsets=False)
+            error, _ = self.append(group.group_id, records, for_offsets=False)
             if error is not E.NONE:
                 return error
         group.offsets.clear()
         group.transition_to(GroupState.DEAD, self._scheduler.now_ms())
         self.remove_group(group)
         return E.NONE
-
-    # --- expiry ----------------------------------------------------------------------------
-
-    def _schedule_expiry(self) -> None:
-        self._expiry_timer = self._scheduler.call_later(
-            self._config.offsets_retention_check_interval_ms, self._expiry_tick
-        )
-
-    def _expiry_tick(self) -> None:
-        try:
-            self.cleanup_expired_offsets()
-        finally:
-            self._schedule_expiry()
-
-    def cleanup_expired_offsets(self) -> int:
-        """Remove offsets past retention, and Empty groups left with none; returns offsets removed.
-
-        The cache is updated first and the tombstones written after, as Kafka
-        does: a failed write only means the offsets reappear after a restart
-        and expire again.
-        """
-        now = self._scheduler.now_ms()
-        removed = 0
-        for group in self.groups():
-            if self.coordinator_error(group.group_id) is not E.NONE:
-                continue
-            expired = group.expired_offsets(now, self._config.offsets_retention_ms)
-            for tp in expired:
-                del group.offsets[tp]
-            records: list[KeyValue] = [
-                (offset_commit_key(group.group_id, tp.topic, tp.partition), None) for tp in expired
-            ]
-            # Offsets of an open transaction keep the group: its commit may still make them visible.
-            if group.is_(GroupState.EMPTY) and not group.has_offsets:
-                group.transition_to(GroupState.DEAD, now)
-                self.remove_group(group)
-                if group.generation_id > 0:
-                    records.append((group_metadata_key(group.group_id), None))
-                logger.info("group %r is empty with no offsets left; removed", group.group_id)
-            if records:
-                self._append(group.group_id, records, for_offsets=True)
-            removed += len(expired)
-        if removed:
-            logger.info("removed %d expired offset(s)", removed)
-        return removed

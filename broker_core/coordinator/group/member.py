@@ -19,6 +19,9 @@ from broker_core.coordinator.scheduler import TimerHandle
 JoinCallback = Callable[[JoinGroupResult], None]
 SyncCallback = Callable[[SyncGroupResult], None]
 
+# The member id of a member joining for the first time (and of one a failed request removed).
+UNKNOWN_MEMBER_ID = ""
+
 
 @dataclass(frozen=True)
 class Protocol:
@@ -91,3 +94,18 @@ class MemberMetadata:
         if self.heartbeat_timer is not None:
             self.heartbeat_timer.cancel()
             self.heartbeat_timer = None
+
+
+@dataclass(frozen=True, slots=True)
+class JoinRequest:
+    """What one JoinGroup says about its member, carried through the steps of the join."""
+
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    session_timeout_ms: int
+    protocol_type: str
+    protocols: tuple[Protocol, ...]
+    respond: JoinCallback

@@ -1,9 +1,9 @@
 """``__consumer_offsets`` as the group coordinator uses it: create, append, read back.
 
 :class:`OffsetsTopic` is the narrow interface the coordinator depends on, so
-its unit tests can use an in-memory log. :class:`BrokerOffsetsTopic` is the
-real one: the broker's internal topic (``coordinator/internal_topic.py``)
-with ``offsets.topic.*`` settings.
+its unit tests can use an in-memory log; the broker's own internal topic
+(``broker_core.server.internal_topic_adapter``) is the real one, made with
+:attr:`GroupConfig.offsets_topic_spec`.
 
 Offsets committed inside a transaction are written as one transactional
 batch of the committing producer (its id and epoch, no sequence); the
@@ -19,12 +19,10 @@ from __future__ import annotations
 
 from typing import Iterator, Protocol, Sequence
 
-from broker_core.cluster.topic_names import CONSUMER_OFFSETS_TOPIC
-from broker_core.coordinator.group.group_config import GroupConfig
-from broker_core.coordinator.internal_topic import BrokerInternalTopic, InternalTopicSpec, KeyValue, TxnProducer
+from broker_core.coordinator.internal_topic import KeyValue, TxnProducer
 from spate.records import DecodedBatch
 
-__all__ = ["BrokerOffsetsTopic", "KeyValue", "OffsetsTopic", "TxnProducer"]
+__all__ = ["KeyValue", "OffsetsTopic", "TxnProducer"]
 
 
 class OffsetsTopic(Protocol):
@@ -49,27 +47,6 @@ class OffsetsTopic(Protocol):
         """
         ...
 
-    def read(self, partition: int) -> Iterator[DecodedBatch]:
+    def read_batches(self, partition: int) -> Iterator[DecodedBatch]:
         """Every batch of the partition, oldest first, transaction markers included."""
         ...
-
-
-class BrokerOffsetsTopic(BrokerInternalTopic):
-    """The real topic, on this broker's metadata store, topic manager and replicas."""
-
-    def __init__(self, *, store, topics, replicas, config: GroupConfig) -> None:
-        spec = InternalTopicSpec(
-            name=CONSUMER_OFFSETS_TOPIC,
-            partitions=config.offsets_topic_partitions,
-            replication_factor=config.offsets_topic_replication_factor,
-            configs={
-                "cleanup.policy": "compact",
-                "segment.bytes": str(config.offsets_topic_segment_bytes),
-                "compression.type": "producer",
-            },
-            load_buffer_size=config.offsets_load_buffer_size,
-        )
-        super().__init__(spec, store=store, topics=topics, replicas=replicas)
-
-    def read(self, partition: int) -> Iterator[DecodedBatch]:
-        return self.read_batches(partition)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from broker_core.storage.files import TopicPartition
 from spate.protocol.errors import ErrorCode
+from spate.structs import TopicPartition
 
 
 @dataclass(frozen=True)

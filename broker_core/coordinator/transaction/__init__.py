@@ -2,16 +2,16 @@
 
 from broker_core.coordinator.transaction.txn_config import TxnConfig
 from broker_core.coordinator.transaction.txn_coordinator import InitProducerIdResult, TransactionCoordinator
-from broker_core.coordinator.transaction.txn_markers import BrokerMarkerWriter, MarkerOutcome, MarkerRequest
+from broker_core.coordinator.transaction.txn_markers import MarkerOutcome, MarkerRequest, MarkerWriter
 from broker_core.coordinator.transaction.txn_metadata import TxnMetadata
 from broker_core.coordinator.transaction.txn_state import TxnState
 from broker_core.coordinator.transaction.txn_state_manager import TransactionStateManager
 
 __all__ = [
-    "BrokerMarkerWriter",
     "InitProducerIdResult",
     "MarkerOutcome",
     "MarkerRequest",
+    "MarkerWriter",
     "TransactionCoordinator",
     "TransactionStateManager",
     "TxnConfig",

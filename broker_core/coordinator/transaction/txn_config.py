@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from broker_core.config.broker_config import BrokerConfig
+from broker_core.coordinator.internal_topic import InternalTopicSpec
+from spate.protocol.internal_records.transaction_log import TRANSACTION_STATE_TOPIC
 
 # Between retries of markers whose partition could not take them (leader moving, storage error).
 MARKER_RETRY_BACKOFF_MS = 100
@@ -44,3 +46,14 @@ class TxnConfig:
             "unclean.leader.election.enable": "false",
             "compression.type": "uncompressed",
         }
+
+    @property
+    def state_log_spec(self) -> InternalTopicSpec:
+        """``__transaction_state`` as the coordinator creates it (``transaction.state.log.*``)."""
+        return InternalTopicSpec(
+            name=TRANSACTION_STATE_TOPIC,
+            partitions=self.state_log_partitions,
+            replication_factor=self.state_log_replication_factor,
+            configs=self.state_log_configs,
+            load_buffer_size=self.load_buffer_size,
+        )

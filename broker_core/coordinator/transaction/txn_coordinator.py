@@ -33,8 +33,8 @@ from broker_core.coordinator.transaction.txn_markers import MarkerRequest, Marke
 from broker_core.coordinator.transaction.txn_metadata import TxnMetadata
 from broker_core.coordinator.transaction.txn_state import TxnState
 from broker_core.coordinator.transaction.txn_state_manager import TransactionStateManager
-from broker_core.storage.files import TopicPartition
 from spate.protocol.errors import ErrorCode, KafkaError
+from spate.structs import TopicPartition
 
 logger = logging.getLogger(__name__)
 

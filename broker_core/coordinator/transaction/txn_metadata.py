@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Iterable
 
 from broker_core.coordinator.transaction.txn_state import TxnState
-from broker_core.storage.files import TopicPartition
+from spate.structs import TopicPartition
 
 # Epochs are int16; the last usable value is kept free so fencing can always bump once more.
 MAX_PRODUCER_EPOCH = 2**15 - 2

@@ -8,41 +8,15 @@
 
 ``Ongoing`` may also follow ``Complete*`` directly: the next transaction's
 first AddPartitionsToTxn starts it. ``Dead`` is an expired id about to be
-removed. The numeric ids are those Kafka writes to ``__transaction_state``.
+removed. The states and their ids are declared with the records of
+``__transaction_state`` (:mod:`spate.protocol.internal_records.transaction_log`).
 """
 
 from __future__ import annotations
 
-import enum
+from spate.protocol.internal_records.transaction_log import TxnState
 
-
-class TxnState(enum.IntEnum):
-    EMPTY = 0
-    ONGOING = 1
-    PREPARE_COMMIT = 2
-    PREPARE_ABORT = 3
-    COMPLETE_COMMIT = 4
-    COMPLETE_ABORT = 5
-    DEAD = 6
-    PREPARE_EPOCH_FENCE = 7
-
-    @property
-    def display_name(self) -> str:
-        return "".join(part.capitalize() for part in self.name.split("_"))
-
-    @property
-    def is_complete(self) -> bool:
-        return self in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
-
-    @property
-    def is_prepare(self) -> bool:
-        return self in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT)
-
-    @property
-    def is_idle(self) -> bool:
-        """No transaction in progress: a new one may start, the id may expire."""
-        return self is TxnState.EMPTY or self.is_complete
-
+__all__ = ["VALID_PREVIOUS_STATES", "IllegalTransitionError", "TxnState", "check_transition"]
 
 S = TxnState
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 import logging
 from typing import Iterator
 
-from broker_core.coordinator.internal_topic import CoordinatorTopic, PartitionStatus
-from broker_core.coordinator.partitioning import partition_for
+from broker_core.coordinator.internal_topic import CoordinatorTopic
+from broker_core.coordinator.partition_ownership import OwnedPartitions, PartitionStatus
 from broker_core.coordinator.transaction.txn_log import (
     TxnLogRecordError,
     decode_key,
@@ -48,8 +48,7 @@ def _append_error(code: ErrorCode) -> ErrorCode:
 class TransactionStateManager:
     def __init__(self, topic: CoordinatorTopic, *, partitions: int) -> None:
         self._topic = topic
-        self._partition_count = partitions
-        self._partitions: dict[int, PartitionStatus] = {}
+        self._partitions = OwnedPartitions(partitions)
         self._coordinator_epochs: dict[int, int] = {}
         self._txns: dict[str, TxnMetadata] = {}
 
@@ -57,28 +56,28 @@ class TransactionStateManager:
 
     @property
     def partition_count(self) -> int:
-        return self._partition_count
+        return self._partitions.partition_count
 
     def partition_for(self, transactional_id: str) -> int:
-        return partition_for(transactional_id, self._partition_count)
+        return self._partitions.partition_for(transactional_id)
 
     def startup(self) -> None:
         count = self._topic.partition_count()
         if count is not None:
-            self._partition_count = count
+            self._partitions.partition_count = count
             for partition in self._topic.led_partitions():
                 self.load_partition(partition)
 
     def ensure_topic(self) -> int:
         """Create ``__transaction_state`` on first use and own the partitions led here."""
-        self._partition_count = self._topic.create()
+        self._partitions.partition_count = self._topic.create()
         for partition in self._topic.led_partitions():
-            if partition not in self._partitions:
+            if self._partitions.status(partition) is None:
                 self.load_partition(partition)
-        return self._partition_count
+        return self._partitions.partition_count
 
     def load_partition(self, partition: int) -> None:
-        self._partitions[partition] = PartitionStatus.LOADING
+        self._partitions.set_status(partition, PartitionStatus.LOADING)
         loaded: dict[str, TxnMetadata] = {}
         try:
             for batch in self._topic.read_batches(partition):
@@ -88,13 +87,13 @@ class TransactionStateManager:
                     self._replay(record.key, record.value, loaded)
         except Exception:
             logger.exception("cannot load __transaction_state-%d; its transactional ids stay unavailable", partition)
-            self._partitions[partition] = PartitionStatus.FAILED
+            self._partitions.set_status(partition, PartitionStatus.FAILED)
             return
         for transactional_id in [t for t in self._txns if self.partition_for(t) == partition]:
             del self._txns[transactional_id]
         self._txns.update(loaded)
         self._coordinator_epochs[partition] = self._topic.leader_epoch(partition)
-        self._partitions[partition] = PartitionStatus.LOADED
+        self._partitions.set_status(partition, PartitionStatus.LOADED)
         logger.info("loaded %d transactional id(s) from __transaction_state-%d", len(loaded), partition)
 
     @staticmethod
@@ -111,14 +110,7 @@ class TransactionStateManager:
 
     def coordinator_error(self, transactional_id: str) -> ErrorCode:
         """NONE when this broker answers for the id now, else the code that sends the client elsewhere."""
-        status = self._partitions.get(self.partition_for(transactional_id))
-        if status is PartitionStatus.LOADED:
-            return E.NONE
-        if status is PartitionStatus.LOADING:
-            return E.COORDINATOR_LOAD_IN_PROGRESS
-        if status is PartitionStatus.FAILED:
-            return E.COORDINATOR_NOT_AVAILABLE
-        return E.NOT_COORDINATOR
+        return self._partitions.coordinator_error(transactional_id)
 
     def coordinator_epoch(self, transactional_id: str) -> int:
         return self._coordinator_epochs.get(self.partition_for(transactional_id), -1)

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 from broker_core.server.context import BrokerContext
 from broker_core.server.handlers.txn_errors import for_version
-from broker_core.storage.files import TopicPartition
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode
 from spate.protocol.messages.add_partitions_to_txn import AddPartitionsToTxnResponse
+from spate.structs import TopicPartition, group_by_topic
 
 R = AddPartitionsToTxnResponse
 
@@ -27,11 +26,12 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
             body.v3_and_below_producer_epoch,
             partitions,
         )
-    by_topic: dict[str, list[Any]] = defaultdict(list)
-    for tp in partitions:
-        by_topic[tp.topic].append(R.AddPartitionsToTxnPartitionResult(
+    by_topic = group_by_topic(
+        partitions,
+        value=lambda tp: R.AddPartitionsToTxnPartitionResult(
             partition_index=tp.partition, partition_error_code=for_version(errors[tp], request.api_version)
-        ))
+        ),
+    )
     return R(
         throttle_time_ms=0,
         results_by_topic_v3_and_below=[

@@ -2,40 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
-from broker_core.cluster.errors import UnknownTopicError
 from broker_core.coordinator.group.results import OffsetCommitEntry
 from broker_core.server.context import BrokerContext
-from broker_core.storage.files import TopicPartition
+from broker_core.server.handlers.requested_partitions import answer_each_partition, known_partitions
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode
 from spate.protocol.messages.offset_commit import OffsetCommitResponse
+from spate.structs import TopicPartition
 
 R = OffsetCommitResponse
 
 
-def existing_partitions(ctx: BrokerContext, topic: str) -> frozenset[int]:
-    try:
-        return frozenset(ctx.store.get_topic(topic).partitions)
-    except UnknownTopicError:
-        return frozenset()
-
-
 def requested_offsets(
-    ctx: BrokerContext, topics: Any
+    ctx: BrokerContext, topics: Iterable[Any]
 ) -> tuple[dict[TopicPartition, OffsetCommitEntry], dict[TopicPartition, ErrorCode]]:
     """The offsets of a commit request for partitions that exist, and errors for the others."""
-    errors: dict[TopicPartition, ErrorCode] = {}
-    offsets: dict[TopicPartition, OffsetCommitEntry] = {}
-    for topic in topics:
-        known = existing_partitions(ctx, topic.name)
-        for p in topic.partitions:
-            tp = TopicPartition(topic.name, p.partition_index)
-            if p.partition_index in known:
-                offsets[tp] = OffsetCommitEntry(p.committed_offset, p.committed_leader_epoch, p.committed_metadata)
-            else:
-                errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    known, errors = known_partitions(ctx, topics)
+    offsets = {
+        tp: OffsetCommitEntry(p.committed_offset, p.committed_leader_epoch, p.committed_metadata) for tp, p in known
+    }
     return offsets, errors
 
 
@@ -55,17 +42,7 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
         )
     return R(
         throttle_time_ms=0,
-        topics=[
-            R.OffsetCommitResponseTopic(
-                name=topic.name,
-                partitions=[
-                    R.OffsetCommitResponsePartition(
-                        partition_index=p.partition_index,
-                        error_code=errors[TopicPartition(topic.name, p.partition_index)],
-                    )
-                    for p in topic.partitions
-                ],
-            )
-            for topic in body.topics
-        ],
+        topics=answer_each_partition(
+            body.topics, R.OffsetCommitResponseTopic, R.OffsetCommitResponsePartition, lambda tp: errors[tp]
+        ),
     )

@@ -10,10 +10,10 @@ from typing import Any
 
 from broker_core.coordinator.group.results import FetchedOffset
 from broker_core.server.context import BrokerContext
-from broker_core.storage.files import TopicPartition
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode
 from spate.protocol.messages.offset_fetch import OffsetFetchResponse
+from spate.structs import TopicPartition, group_by_topic
 
 R = OffsetFetchResponse
 TOP_LEVEL_ERROR_FROM_VERSION = 2
@@ -33,19 +33,19 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
             offsets = {}
     else:
         offsets = dict(result.offsets)
-    by_topic: dict[str, list[Any]] = {}
-    for tp, fetched in offsets.items():
-        by_topic.setdefault(tp.topic, []).append(
-            R.OffsetFetchResponsePartition(
-                partition_index=tp.partition,
-                committed_offset=fetched.offset,
-                committed_leader_epoch=fetched.leader_epoch,
-                metadata=fetched.metadata,
-                error_code=fetched.error,
-            )
-        )
+    by_topic = group_by_topic(offsets.items(), key=lambda item: item[0], value=lambda item: _partition(*item))
     return R(
         throttle_time_ms=0,
         topics=[R.OffsetFetchResponseTopic(name=name, partitions=partitions) for name, partitions in by_topic.items()],
         error_code=result.error if top_level else ErrorCode.NONE,
+    )
+
+
+def _partition(tp: TopicPartition, fetched: FetchedOffset) -> Any:
+    return R.OffsetFetchResponsePartition(
+        partition_index=tp.partition,
+        committed_offset=fetched.offset,
+        committed_leader_epoch=fetched.leader_epoch,
+        metadata=fetched.metadata,
+        error_code=fetched.error,
     )

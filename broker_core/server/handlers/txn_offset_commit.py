@@ -11,8 +11,8 @@ from typing import Any
 
 from broker_core.server.context import BrokerContext
 from broker_core.server.handlers.offset_commit import requested_offsets
+from broker_core.server.handlers.requested_partitions import answer_each_partition
 from broker_core.server.handlers.txn_errors import for_version
-from broker_core.storage.files import TopicPartition
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode
 from spate.protocol.messages.txn_offset_commit import TxnOffsetCommitResponse
@@ -39,17 +39,8 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
             )
     return R(
         throttle_time_ms=0,
-        topics=[
-            R.TxnOffsetCommitResponseTopic(
-                name=topic.name,
-                partitions=[
-                    R.TxnOffsetCommitResponsePartition(
-                        partition_index=p.partition_index,
-                        error_code=for_version(errors[TopicPartition(topic.name, p.partition_index)], version),
-                    )
-                    for p in topic.partitions
-                ],
-            )
-            for topic in body.topics
-        ],
+        topics=answer_each_partition(
+            body.topics, R.TxnOffsetCommitResponseTopic, R.TxnOffsetCommitResponsePartition,
+            lambda tp: for_version(errors[tp], version),
+        ),
     )

@@ -12,7 +12,6 @@ from broker_core.coordinator.group.offsets import NO_EXPIRE_TIMESTAMP, Committed
 from broker_core.coordinator.group.offsets_log import (
     GroupMetadataKey,
     GroupMetadataValue,
-    MemberMetadataValue,
     OffsetCommitKey,
     OffsetsRecordError,
     decode_group_metadata_value,
@@ -95,13 +94,14 @@ def test_every_offset_value_version_kafka_has_written_decodes(data: bytes, expec
     assert decode_offset_commit_value(data) == expected
 
 
-MEMBER = MemberMetadataValue(
+MemberMetadata = GroupMetadataValue.MemberMetadata
+MEMBER = MemberMetadata(
     member_id="c-1", group_instance_id="i-1", client_id="c", client_host="/127.0.0.1",
-    rebalance_timeout_ms=30000, session_timeout_ms=10000, subscription=b"sub", assignment=b"asg",
+    rebalance_timeout=30000, session_timeout=10000, subscription=b"sub", assignment=b"asg",
 )
 GROUP = GroupMetadataValue(
     protocol_type="consumer", generation=4, protocol="range", leader="c-1",
-    current_state_timestamp_ms=1234, members=(MEMBER,),
+    current_state_timestamp=1234, members=[MEMBER],
 )
 
 
@@ -119,13 +119,13 @@ def test_group_value_version_0_has_no_rebalance_timeout_and_uses_the_session_tim
         + s("m") + s("c") + s("h") + i32(10000) + b(b"s") + b(b"a")
     )  # fmt: skip
     value = decode_group_metadata_value(data)
-    assert value.current_state_timestamp_ms == -1
-    assert value.members[0].rebalance_timeout_ms == 10000
+    assert value.current_state_timestamp == -1
+    assert value.members[0].rebalance_timeout == 10000
     assert value.members[0].group_instance_id is None
 
 
 def test_an_empty_group_value_has_null_protocol_and_leader() -> None:
-    empty = GroupMetadataValue("consumer", 7, None, None, 99, ())
+    empty = GroupMetadataValue("consumer", 7, None, None, 99, [])
     data = group_metadata_value(empty)
     assert data == i16(3) + s("consumer") + i32(7) + s(None) + s(None) + i64(99) + i32(0)
     assert decode_group_metadata_value(data) == empty
@@ -179,16 +179,16 @@ offsets = st.builds(
     expire_timestamp_ms=st.one_of(st.just(NO_EXPIRE_TIMESTAMP), st.integers(0, 2**48)),
 )
 members = st.builds(
-    MemberMetadataValue,
+    MemberMetadata,
     member_id=names, group_instance_id=st.one_of(st.none(), names), client_id=names, client_host=names,
-    rebalance_timeout_ms=st.integers(0, 2**31 - 1), session_timeout_ms=st.integers(0, 2**31 - 1),
+    rebalance_timeout=st.integers(0, 2**31 - 1), session_timeout=st.integers(0, 2**31 - 1),
     subscription=st.binary(max_size=30), assignment=st.binary(max_size=30),
 )
 groups = st.builds(
     GroupMetadataValue,
     protocol_type=names, generation=st.integers(0, 2**31 - 1), protocol=st.one_of(st.none(), names),
-    leader=st.one_of(st.none(), names), current_state_timestamp_ms=st.integers(-1, 2**48),
-    members=st.lists(members, max_size=4).map(tuple),
+    leader=st.one_of(st.none(), names), current_state_timestamp=st.integers(-1, 2**48),
+    members=st.lists(members, max_size=4),
 )
 
 

@@ -24,7 +24,7 @@ from broker_core.coordinator.group.results import (
 )
 from broker_core.storage.files import TopicPartition
 from spate.protocol.errors import ErrorCode
-from tests.broker.coordinator.group_harness import Harness, Reply
+from tests.broker.coordinator.group.group_harness import Harness, Reply
 
 E = ErrorCode
 S = GroupState

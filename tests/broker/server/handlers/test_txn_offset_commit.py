@@ -17,7 +17,7 @@ from spate.protocol.messages.txn_offset_commit import (
     TxnOffsetCommitRequest,
     TxnOffsetCommitResponse,
 )
-from tests.broker.coordinator.group_harness import Harness
+from tests.broker.coordinator.group.group_harness import Harness
 
 E = ErrorCode
 Q = TxnOffsetCommitRequest

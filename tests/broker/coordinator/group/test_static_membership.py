@@ -8,7 +8,7 @@ from broker_core.coordinator.group import GroupState, Protocol
 from broker_core.coordinator.group.results import OffsetCommitEntry
 from broker_core.storage.files import TopicPartition
 from spate.protocol.errors import ErrorCode
-from tests.broker.coordinator.group_harness import Harness, subscription
+from tests.broker.coordinator.group.group_harness import Harness, subscription
 
 E = ErrorCode
 S = GroupState

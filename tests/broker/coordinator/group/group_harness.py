@@ -138,13 +138,15 @@ class MemoryOffsetsTopic:
             build_control_batch(control, producer_id, producer_epoch, 0, timestamp=START_MS, base_offset=base)
         )
 
-    def read(self, partition: int) -> Iterator[DecodedBatch]:
+    def read_batches(self, partition: int) -> Iterator[DecodedBatch]:
         for batch in self.batches.get(partition, []):
             yield from iter_decoded_batches(batch)
 
     def records(self) -> list[Record]:
         """Every data record, partition by partition (markers left out)."""
-        return [r for p in sorted(self.batches) for b in self.read(p) if not b.header.is_control for r in b.records]
+        return [
+            r for p in sorted(self.batches) for b in self.read_batches(p) if not b.header.is_control for r in b.records
+        ]
 
 
 @dataclass

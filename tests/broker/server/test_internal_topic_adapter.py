@@ -1,4 +1,5 @@
-"""``BrokerOffsetsTopic`` on a real partition: transactional offset batches, markers, and reloading them."""
+"""``BrokerInternalTopic`` as ``__consumer_offsets`` on a real partition: transactional offset batches,
+markers, and reloading them."""
 
 from __future__ import annotations
 
@@ -8,18 +9,15 @@ from pathlib import Path
 import pytest
 
 from broker_core.cluster.topic_names import CONSUMER_OFFSETS_TOPIC
-from broker_core.coordinator.group import (
-    BrokerOffsetsTopic,
-    GroupConfig,
-    GroupCoordinator,
-)
+from broker_core.coordinator.group import GroupConfig, GroupCoordinator
 from broker_core.coordinator.group.results import OffsetCommitEntry
 from broker_core.replication.partition import Partition
+from broker_core.server.internal_topic_adapter import BrokerInternalTopic
 from broker_core.storage.config import LogConfig
 from broker_core.storage.files import TopicPartition
 from broker_core.storage.log import Log
 from spate.protocol.errors import ErrorCode
-from tests.broker.coordinator.group_harness import ManualScheduler
+from tests.broker.coordinator.group.group_harness import ManualScheduler
 
 E = ErrorCode
 T0 = TopicPartition("t", 0)
@@ -83,7 +81,7 @@ def _start(directory: Path, scheduler: ManualScheduler | None = None) -> _Broker
         CONSUMER_OFFSETS_TOPIC, 0, log, leader_epoch=0, clock=scheduler.now_ms, producer_id_expiration_ms=86_400_000
     )
     config = GroupConfig(offsets_topic_partitions=1)
-    topic = BrokerOffsetsTopic(store=_Store(), topics=None, replicas=_Replicas(partition), config=config)
+    topic = BrokerInternalTopic(config.offsets_topic_spec, store=_Store(), topics=None, replicas=_Replicas(partition))
     coordinator = GroupCoordinator(config, topic, scheduler)
     coordinator.startup()
     scheduler.advance(0)

@@ -14,13 +14,10 @@ from broker_core.coordinator.transaction.txn_log import (
     encode_key,
     encode_value,
 )
-from broker_core.coordinator.transaction.txn_state import (
-    IllegalTransitionError,
-    check_transition,
-)
+from broker_core.coordinator.transaction.txn_state import check_transition
 from broker_core.storage.files import TopicPartition
 from spate.protocol.errors import ErrorCode
-from tests.broker.coordinator.txn_harness import TIMEOUT_MS, TOPICS, TxnHarness, tp
+from tests.broker.coordinator.transaction.txn_harness import TIMEOUT_MS, TOPICS, TxnHarness, tp
 
 ONGOING = TxnMetadata(
     transactional_id="copier-0",
@@ -78,16 +75,6 @@ def test_flexible_version_one_value_is_read_with_its_tagged_fields():
 def test_unreadable_values_raise_an_error_naming_the_problem(value, reason):
     with pytest.raises(TxnLogRecordError, match=reason):
         decode_value("copier-0", value)
-
-
-def test_illegal_transitions_are_refused():
-    check_transition("t", None, TxnState.EMPTY)
-    check_transition("t", TxnState.ONGOING, TxnState.PREPARE_COMMIT)
-    for current, target in [(None, TxnState.ONGOING), (TxnState.EMPTY, TxnState.PREPARE_COMMIT),
-                            (TxnState.PREPARE_COMMIT, TxnState.COMPLETE_ABORT),
-                            (TxnState.COMPLETE_COMMIT, TxnState.PREPARE_ABORT)]:
-        with pytest.raises(IllegalTransitionError):
-            check_transition("t", current, target)
 
 
 PARTITIONS = [tp(topic, p) for topic, count in TOPICS.items() for p in range(count)] + [tp("ghost", 0)]

@@ -13,7 +13,7 @@ from broker_core.coordinator.group.offsets_log import (
 from broker_core.coordinator.group.results import FetchedOffset, OffsetCommitEntry
 from broker_core.storage.files import TopicPartition
 from spate.protocol.errors import ErrorCode
-from tests.broker.coordinator.group_harness import START_MS, Harness
+from tests.broker.coordinator.group.group_harness import START_MS, Harness
 
 E = ErrorCode
 S = GroupState

@@ -5,7 +5,7 @@ from __future__ import annotations
 from broker_core.coordinator.transaction import TxnState
 from broker_core.coordinator.transaction.txn_metadata import MAX_PRODUCER_EPOCH
 from spate.protocol.errors import ErrorCode
-from tests.broker.coordinator.txn_harness import CONFIG, TIMEOUT_MS, TxnHarness, tp
+from tests.broker.coordinator.transaction.txn_harness import CONFIG, TIMEOUT_MS, TxnHarness, tp
 
 E = ErrorCode
 S = TxnState

@@ -15,7 +15,7 @@ from broker_core.coordinator.transaction import (
 from broker_core.storage.files import TopicPartition
 from spate.protocol.errors import ErrorCode, KafkaError
 from spate.records import DecodedBatch, Record, build_batch, iter_decoded_batches
-from tests.broker.coordinator.group_harness import ManualScheduler
+from tests.broker.coordinator.group.group_harness import ManualScheduler
 
 E = ErrorCode
 TIMEOUT_MS = 60_000

@@ -24,7 +24,7 @@ from broker_core.storage.files import TopicPartition
 from spate.protocol.errors import ErrorCode
 from spate.records import NO_SEQUENCE, Record, build_batch
 from spate.records.reader import decode_batch
-from tests.broker.coordinator.group_harness import Harness
+from tests.broker.coordinator.group.group_harness import Harness
 
 E = ErrorCode
 S = GroupState
@@ -301,12 +301,12 @@ def test_a_marker_written_while_the_partition_is_loading_is_found_by_the_replay(
 def test_an_unreadable_marker_is_skipped_and_its_transaction_stays_pending(h: Harness) -> None:
     txn_commit(h, {T0: 7})
     partition = h.coordinator.partition_for("g")
-    base = sum(len(b.records) for b in h.topic.read(partition))
+    base = sum(len(b.records) for b in h.topic.read_batches(partition))
     h.topic.batches[partition].append(
         build_batch([Record(base, 0, b"\x00", b"\x00")], base_offset=base, producer_id=PID, producer_epoch=0,
                     is_transactional=True, is_control=True)
     )
-    loaded = replay(h.topic.read(partition))
+    loaded = replay(h.topic.read_batches(partition))
     assert loaded.skipped == 1 and loaded.open_transactions == {PID}
     assert loaded.groups["g"].offsets == {} and set(loaded.groups["g"].pending_txn_offsets[PID]) == {T0}
 
