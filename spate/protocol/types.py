@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from spate.protocol.errors import ProtocolDecodeError, ProtocolUsageError
+from spate.records import varint
+from spate.records.errors import CorruptRecordError
 
 Encoder = Callable[[bytearray, Any], None]
 Decoder = Callable[[memoryview, int], "tuple[Any, int]"]
@@ -193,66 +195,39 @@ ZERO_UUID = uuid.UUID(int=0)
 # --- variable-length integers --------------------------------------------------------------
 
 
+# The varint code itself lives in spate.records.varint; these adapt it to the
+# codec interface (append to a buffer; report bad input as a decode error).
+
+
 def encode_unsigned_varint(buf: bytearray, value: int) -> None:
-    if value < 0 or value > 0xFFFFFFFF:
-        raise ValueError(f"unsigned varint out of range: {value}")
-    _encode_base128(buf, value)
+    buf += varint.encode_unsigned_varint(value)
 
 
-def _encode_base128(buf: bytearray, value: int) -> None:
-    while value > 0x7F:
-        buf.append((value & 0x7F) | 0x80)
-        value >>= 7
-    buf.append(value)
-
-
-def _decode_base128(mv: memoryview, pos: int, max_bytes: int, what: str) -> tuple[int, int]:
-    result = 0
-    shift = 0
-    end = len(mv)
-    for _ in range(max_bytes):
-        if pos >= end:
-            raise _truncated(what, pos)
-        byte = mv[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
-    raise ProtocolDecodeError(f"{what} longer than {max_bytes} bytes at byte {pos}")
+def _decoded(decode: Callable[[memoryview, int], tuple[int, int]], mv: memoryview, pos: int) -> tuple[int, int]:
+    try:
+        return decode(mv, pos)
+    except CorruptRecordError as exc:
+        raise ProtocolDecodeError(f"{exc} (byte {pos})") from None
 
 
 def decode_unsigned_varint(mv: memoryview, pos: int) -> tuple[int, int]:
-    value, end = _decode_base128(mv, pos, 5, "unsigned varint")
-    if value > 0xFFFFFFFF:
-        raise ProtocolDecodeError(f"unsigned varint above 2**32 at byte {pos}")
-    return value, end
+    return _decoded(varint.decode_unsigned_varint, mv, pos)
 
 
 def _encode_varint(buf: bytearray, value: int) -> None:
-    if not -(1 << 31) <= value < (1 << 31):
-        raise ValueError(f"varint out of range: {value}")
-    _encode_base128(buf, ((value << 1) ^ (value >> 31)) & 0xFFFFFFFF)
+    buf += varint.encode_varint(value)
 
 
 def _decode_varint(mv: memoryview, pos: int) -> tuple[int, int]:
-    raw, end = _decode_base128(mv, pos, 5, "varint")
-    if raw > 0xFFFFFFFF:
-        raise ProtocolDecodeError(f"varint above 32 bits at byte {pos}")
-    return (raw >> 1) ^ -(raw & 1), end
+    return _decoded(varint.decode_varint, mv, pos)
 
 
 def _encode_varlong(buf: bytearray, value: int) -> None:
-    if not -(1 << 63) <= value < (1 << 63):
-        raise ValueError(f"varlong out of range: {value}")
-    _encode_base128(buf, ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF)
+    buf += varint.encode_varlong(value)
 
 
 def _decode_varlong(mv: memoryview, pos: int) -> tuple[int, int]:
-    raw, end = _decode_base128(mv, pos, 10, "varlong")
-    if raw > 0xFFFFFFFFFFFFFFFF:
-        raise ProtocolDecodeError(f"varlong above 64 bits at byte {pos}")
-    return (raw >> 1) ^ -(raw & 1), end
+    return _decoded(varint.decode_varlong, mv, pos)
 
 
 VARINT = Codec("varint", _encode_varint, _decode_varint, 1)

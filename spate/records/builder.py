@@ -77,6 +77,35 @@ def build_batch(
     # are gathered apart and compressed as one block.
     section = out if codec is Compression.NONE else bytearray()
     base_timestamp = records[0].timestamp if records else NO_TIMESTAMP
+    previous_delta, max_timestamp = _encode_records(section, records, base_offset, base_timestamp)
+    if last_offset_delta is None:
+        last_offset_delta = previous_delta
+    elif last_offset_delta < max(previous_delta, 0) or last_offset_delta > INT32_MAX:
+        raise ValueError(f"last_offset_delta {last_offset_delta} does not cover the records")
+    if codec is not Compression.NONE:
+        out += compress(codec, section)
+
+    attributes = int(codec)
+    if log_append_time is not None:
+        attributes |= TIMESTAMP_TYPE_MASK
+        max_timestamp = log_append_time
+    attributes |= (TRANSACTIONAL_MASK if is_transactional else 0) | (CONTROL_MASK if is_control else 0)
+    try:
+        # The CRC field (0 here) is filled in below, once the whole batch is written.
+        _HEADER.pack_into(
+            out, 0, base_offset, len(out) - LOG_OVERHEAD, partition_leader_epoch, MAGIC_V2, 0, attributes,
+            last_offset_delta, base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, len(records),
+        )  # fmt: skip
+    except struct.error as exc:
+        raise ValueError(f"a batch header field is out of range: {exc}") from exc
+    _CRC.pack_into(out, CRC_OFFSET, batch_crc(out, 0, len(out)))
+    return bytes(out)
+
+
+def _encode_records(
+    section: bytearray, records: Sequence[Record], base_offset: int, base_timestamp: int
+) -> tuple[int, int]:
+    """Append each record's encoding to ``section``; return the last offset delta and the greatest timestamp."""
     max_timestamp = base_timestamp
     previous_delta = -1
     for record in records:
@@ -91,43 +120,7 @@ def build_batch(
         if timestamp > max_timestamp:
             max_timestamp = timestamp
         encode_record_into(section, offset_delta, timestamp - base_timestamp, record.key, record.value, record.headers)
-    if last_offset_delta is None:
-        last_offset_delta = previous_delta
-    elif last_offset_delta < max(previous_delta, 0) or last_offset_delta > INT32_MAX:
-        raise ValueError(f"last_offset_delta {last_offset_delta} does not cover the records")
-    if codec is not Compression.NONE:
-        out += compress(codec, section)
-
-    attributes = int(codec)
-    if log_append_time is not None:
-        attributes |= TIMESTAMP_TYPE_MASK
-        max_timestamp = log_append_time
-    if is_transactional:
-        attributes |= TRANSACTIONAL_MASK
-    if is_control:
-        attributes |= CONTROL_MASK
-    try:
-        _HEADER.pack_into(
-            out,
-            0,
-            base_offset,
-            len(out) - LOG_OVERHEAD,
-            partition_leader_epoch,
-            MAGIC_V2,
-            0,
-            attributes,
-            last_offset_delta,
-            base_timestamp,
-            max_timestamp,
-            producer_id,
-            producer_epoch,
-            base_sequence,
-            len(records),
-        )
-    except struct.error as exc:
-        raise ValueError(f"a batch header field is out of range: {exc}") from exc
-    _CRC.pack_into(out, CRC_OFFSET, batch_crc(out, 0, len(out)))
-    return bytes(out)
+    return previous_delta, max_timestamp
 
 
 def set_log_append_time(batch: bytearray, timestamp: int, position: int = 0, *, check_crc: bool = True) -> None:

@@ -100,34 +100,6 @@ def encode_record_into(
     out += body
 
 
-def _varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
-    # Nearly every varint in a record (deltas, lengths, counts) takes one or
-    # two bytes; decode those here and leave the general loop for the rest.
-    if pos < end:
-        byte = data[pos]
-        if byte < 0x80:
-            return (byte >> 1) ^ -(byte & 1), pos + 1
-        if pos + 1 < end:
-            second = data[pos + 1]
-            if second < 0x80:
-                unsigned = (byte & 0x7F) | (second << 7)
-                return (unsigned >> 1) ^ -(unsigned & 1), pos + 2
-    return decode_varint(data, pos, end)
-
-
-def _varlong(data: bytes, pos: int, end: int) -> tuple[int, int]:
-    if pos < end:
-        byte = data[pos]
-        if byte < 0x80:
-            return (byte >> 1) ^ -(byte & 1), pos + 1
-        if pos + 1 < end:
-            second = data[pos + 1]
-            if second < 0x80:
-                unsigned = (byte & 0x7F) | (second << 7)
-                return (unsigned >> 1) ^ -(unsigned & 1), pos + 2
-    return decode_varlong(data, pos, end)
-
-
 def decode_record(
     data: bytes, position: int, end: int | None = None
 ) -> tuple[int, int, bytes | None, bytes | None, tuple[Header, ...], int]:
@@ -137,7 +109,7 @@ def decode_record(
     ``end`` bounds the record (default: the end of ``data``).
     """
     limit = len(data) if end is None else end
-    length, pos = _varint(data, position, limit)
+    length, pos = decode_varint(data, position, limit)
     if length < MIN_RECORD_BODY_SIZE:
         raise CorruptRecordError(f"record at position {position} declares length {length}")
     record_end = pos + length
@@ -147,10 +119,10 @@ def decode_record(
             f"past the end of the records section by {record_end - limit} bytes"
         )
     pos += 1  # attributes: no bits are defined for records
-    timestamp_delta, pos = _varlong(data, pos, record_end)
-    offset_delta, pos = _varint(data, pos, record_end)
+    timestamp_delta, pos = decode_varlong(data, pos, record_end)
+    offset_delta, pos = decode_varint(data, pos, record_end)
 
-    size, pos = _varint(data, pos, record_end)
+    size, pos = decode_varint(data, pos, record_end)
     if size >= 0:
         if pos + size > record_end:
             raise CorruptRecordError(f"record at position {position}: key runs past the record")
@@ -161,7 +133,7 @@ def decode_record(
     else:
         raise CorruptRecordError(f"record at position {position}: negative key length {size}")
 
-    size, pos = _varint(data, pos, record_end)
+    size, pos = decode_varint(data, pos, record_end)
     if size >= 0:
         if pos + size > record_end:
             raise CorruptRecordError(f"record at position {position}: value runs past the record")
@@ -172,7 +144,7 @@ def decode_record(
     else:
         raise CorruptRecordError(f"record at position {position}: negative value length {size}")
 
-    count, pos = _varint(data, pos, record_end)
+    count, pos = decode_varint(data, pos, record_end)
     if count == 0:
         headers: tuple[Header, ...] = ()
     else:
@@ -194,7 +166,7 @@ def _decode_headers(
 ) -> tuple[tuple[Header, ...], int]:
     headers: list[Header] = []
     for _ in range(count):
-        size, pos = _varint(data, pos, record_end)
+        size, pos = decode_varint(data, pos, record_end)
         if size < 0:
             raise CorruptRecordError(f"record at position {position}: header key length {size}")
         if pos + size > record_end:
@@ -204,7 +176,7 @@ def _decode_headers(
         except UnicodeDecodeError as exc:
             raise CorruptRecordError(f"record at position {position}: header key is not UTF-8") from exc
         pos += size
-        size, pos = _varint(data, pos, record_end)
+        size, pos = decode_varint(data, pos, record_end)
         if size >= 0:
             if pos + size > record_end:
                 raise CorruptRecordError(f"record at position {position}: header value runs past the record")

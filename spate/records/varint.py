@@ -1,4 +1,8 @@
-"""Zig-zag varints, the integer encoding inside RecordBatch v2 records.
+"""Varints: the only variable-length integer code of Spate, for records and for the protocol.
+
+Records use zig-zag varints and varlongs; flexible protocol versions use
+unsigned varints for compact lengths and tagged fields (``spate.protocol.types``
+wraps these functions and reports their errors as protocol decode errors).
 
 A signed value ``n`` is first zig-zag mapped to an unsigned one
 (0→0, -1→1, 1→2, -2→3, …) so that small magnitudes of either sign stay short,
@@ -21,6 +25,7 @@ INT32_MIN = -(1 << 31)
 INT32_MAX = (1 << 31) - 1
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
+UINT32_MAX = (1 << 32) - 1
 
 MAX_VARINT_BYTES = 5
 MAX_VARLONG_BYTES = 10
@@ -41,6 +46,13 @@ def _encode_unsigned(z: int) -> bytes:
         z >>= 7
     out.append(z)
     return bytes(out)
+
+
+def encode_unsigned_varint(value: int) -> bytes:
+    """Unsigned varint of ``0 <= value < 2**32`` (1 to 5 bytes), as flexible protocol versions use."""
+    if value < 0 or value > UINT32_MAX:
+        raise ValueError(f"unsigned varint value {value} is outside 0..2**32-1")
+    return _encode_unsigned(value)
 
 
 def encode_varint(value: int) -> bytes:
@@ -69,7 +81,9 @@ def size_of_varlong(value: int) -> int:
     return len(encode_varlong(value))
 
 
-def _decode(buf: bytes | bytearray | memoryview, position: int, end: int, max_bytes: int, last_byte_max: int) -> tuple[int, int]:
+def _decode_unsigned(
+    buf: bytes | bytearray | memoryview, position: int, end: int, max_bytes: int, last_byte_max: int
+) -> tuple[int, int]:
     last_index = position + max_bytes - 1
     unsigned = 0
     shift = 0
@@ -83,7 +97,7 @@ def _decode(buf: bytes | bytearray | memoryview, position: int, end: int, max_by
         unsigned |= (byte & 0x7F) << shift
         pos += 1
         if byte < 0x80:
-            return (unsigned >> 1) ^ -(unsigned & 1), pos
+            return unsigned, pos
         shift += 7
 
 
@@ -92,11 +106,50 @@ def decode_varint(buf: bytes | bytearray | memoryview, position: int = 0, end: i
 
     ``end`` bounds the read (default: the end of ``buf``).
     """
-    limit = len(buf) if end is None else min(end, len(buf))
-    return _decode(buf, position, limit, MAX_VARINT_BYTES, 0x0F)
+    if end is None:
+        end = len(buf)
+    # Nearly every varint in a record (deltas, lengths, counts) takes one or two
+    # bytes: those are decoded inline, on the hot path of every record read. An
+    # ``end`` past the buffer falls through to the checked loop below.
+    try:
+        if position < end:
+            byte = buf[position]
+            if byte < 0x80:
+                return (byte >> 1) ^ -(byte & 1), position + 1
+            if position + 1 < end:
+                second = buf[position + 1]
+                if second < 0x80:
+                    unsigned = (byte & 0x7F) | (second << 7)
+                    return (unsigned >> 1) ^ -(unsigned & 1), position + 2
+    except IndexError:
+        pass
+    unsigned, position = _decode_unsigned(buf, position, min(end, len(buf)), MAX_VARINT_BYTES, 0x0F)
+    return (unsigned >> 1) ^ -(unsigned & 1), position
 
 
 def decode_varlong(buf: bytes | bytearray | memoryview, position: int = 0, end: int | None = None) -> tuple[int, int]:
     """Read a 64-bit zig-zag varlong at ``position``; return ``(value, next_position)``."""
+    if end is None:
+        end = len(buf)
+    try:
+        if position < end:
+            byte = buf[position]
+            if byte < 0x80:
+                return (byte >> 1) ^ -(byte & 1), position + 1
+            if position + 1 < end:
+                second = buf[position + 1]
+                if second < 0x80:
+                    unsigned = (byte & 0x7F) | (second << 7)
+                    return (unsigned >> 1) ^ -(unsigned & 1), position + 2
+    except IndexError:
+        pass
+    unsigned, position = _decode_unsigned(buf, position, min(end, len(buf)), MAX_VARLONG_BYTES, 0x01)
+    return (unsigned >> 1) ^ -(unsigned & 1), position
+
+
+def decode_unsigned_varint(
+    buf: bytes | bytearray | memoryview, position: int = 0, end: int | None = None
+) -> tuple[int, int]:
+    """Read an unsigned varint below 2**32 at ``position``; return ``(value, next_position)``."""
     limit = len(buf) if end is None else min(end, len(buf))
-    return _decode(buf, position, limit, MAX_VARLONG_BYTES, 0x01)
+    return _decode_unsigned(buf, position, limit, MAX_VARINT_BYTES, 0x0F)
