@@ -40,6 +40,7 @@ from broker_core.storage.files import (
     parse_partition_dir_name,
     partition_dir_name,
 )
+from broker_core.storage.fs import write_atomically
 from broker_core.storage.log import Clock, Log
 
 _log = logging.getLogger(__name__)
@@ -251,14 +252,7 @@ class LogManager:
             log.close()
         self.checkpoint()
         for log_dir in self._dirs:
-            marker = log_dir / CLEAN_SHUTDOWN_FILE
-            with open(marker, "w") as f:
-                os.fsync(f.fileno())
-            fd = os.open(log_dir, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            write_atomically(log_dir / CLEAN_SHUTDOWN_FILE, b"")
         self._shut_down = True
 
     def _check_running(self) -> None:
