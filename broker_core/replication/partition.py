@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from broker_core.storage.epoch_cache import LeaderEpochFileCache
-from broker_core.storage.errors import InvalidAppendError
+from broker_core.storage.errors import ControlBatchFromClientError
 from broker_core.storage.fetch_slice import FetchSlice
 from broker_core.storage.producer_state import (
     AppendOrigin,
@@ -48,10 +48,6 @@ logger = logging.getLogger(__name__)
 
 # Producer-state replay reads the log in chunks of this size.
 REPLAY_READ_BYTES = 8 * 1024 * 1024
-
-
-class ControlBatchFromClientError(InvalidAppendError):
-    """A produce request carried a control batch; only the broker writes markers (INVALID_RECORD)."""
 
 
 @dataclass(frozen=True, slots=True)

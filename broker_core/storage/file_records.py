@@ -120,7 +120,9 @@ class FileRecords:
             yield header
             position += header.size
 
-    def search_for_offset(self, offset: int, start_position: int, reader: BatchReader | None = None) -> BatchHeader | None:
+    def search_for_offset(
+        self, offset: int, start_position: int, reader: BatchReader | None = None
+    ) -> BatchHeader | None:
         """The first batch from ``start_position`` on whose last offset is >= ``offset``, or None."""
         reader = reader or self.reader()
         position = start_position

@@ -153,6 +153,17 @@ class LogSegment:
     def can_hold_offset(self, offset: int) -> bool:
         return 0 <= offset - self.base_offset <= INT32_MAX
 
+    def should_roll(self, append_size: int, last_offset: int, now_ms: int, segment_bytes: int, segment_ms: int) -> bool:
+        """Whether an append of ``append_size`` bytes ending at ``last_offset`` needs a new segment.
+
+        It does when the bytes would pass ``segment.bytes`` (or 2 GiB), the
+        segment is older than ``segment.ms`` (``time_waited_for_roll``), an
+        index is full, or the offset does not fit the int32 relative offsets.
+        """
+        full = self.size + append_size > segment_bytes or self.size + append_size > INT32_MAX
+        aged = not self.is_empty and self.time_waited_for_roll(now_ms) > segment_ms
+        return full or aged or self.indexes_full() or not self.can_hold_offset(last_offset)
+
     def time_waited_for_roll(self, now_ms: int) -> int:
         """Milliseconds since the first batch was appended (0 while empty).
 
@@ -182,7 +193,9 @@ class LogSegment:
         if self._roll_base_ms is None and headers:
             self._roll_base_ms = self._created_ms if now_ms is None else now_ms
         for header in headers:
-            self._index_batch(header.base_offset, header.last_offset, header.max_timestamp, position + header.position, header.size)
+            self._index_batch(
+                header.base_offset, header.last_offset, header.max_timestamp, position + header.position, header.size
+            )
         return position
 
     def _index_batch(self, base_offset: int, last_offset: int, max_timestamp: int, position: int, size: int) -> None:

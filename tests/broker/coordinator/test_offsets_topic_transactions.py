@@ -17,7 +17,7 @@ from broker_core.coordinator.group.results import OffsetCommitEntry
 from broker_core.replication.partition import Partition
 from broker_core.storage.config import LogConfig
 from broker_core.storage.files import TopicPartition
-from broker_core.storage.log import Log
+from broker_core.storage.local_log import LocalLog
 from spate.protocol.errors import ErrorCode
 from tests.broker.coordinator.group_harness import ManualScheduler
 
@@ -78,7 +78,7 @@ class _Broker:
 
 def _start(directory: Path, scheduler: ManualScheduler | None = None) -> _Broker:
     scheduler = scheduler or ManualScheduler()
-    log = Log.open(directory, LogConfig(), clock=scheduler.now_ms)
+    log = LocalLog.open(directory, LogConfig(), clock=scheduler.now_ms)
     partition = Partition(
         CONSUMER_OFFSETS_TOPIC, 0, log, leader_epoch=0, clock=scheduler.now_ms, producer_id_expiration_ms=86_400_000
     )

@@ -12,7 +12,7 @@ from broker_core.replication.partition import (
 )
 from broker_core.storage.config import LogConfig
 from broker_core.storage.files import FileKind, segment_file_name
-from broker_core.storage.log import Log
+from broker_core.storage.local_log import LocalLog
 from broker_core.storage.producer_state import (
     AppendOrigin,
     InvalidProducerEpochError,
@@ -58,7 +58,7 @@ class Producers:
 
 
 def open_partition(directory: Path, clock: Clock) -> Partition:
-    log = Log.open(directory, CONFIG, clock=clock)
+    log = LocalLog.open(directory, CONFIG, clock=clock)
     return Partition("t", 0, log, leader_epoch=0, clock=clock, producer_id_expiration_ms=86_400_000)
 
 

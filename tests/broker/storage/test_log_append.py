@@ -13,7 +13,7 @@ from broker_core.storage.errors import (
     InvalidAppendError,
     RecordTooLargeError,
 )
-from broker_core.storage.log import Log
+from broker_core.storage.local_log import LocalLog
 from spate.records.batch import TIMESTAMP_TYPE_MASK, validate_batch
 from spate.records.errors import CorruptRecordError
 from tests.broker.storage.batch_factory import (
@@ -25,8 +25,8 @@ from tests.broker.storage.batch_factory import (
 )
 
 
-def open_log(log_dir: Path, clock: FakeClock, **config: object) -> Log:
-    return Log.open(log_dir, small_config(**config), clock=clock)
+def open_log(log_dir: Path, clock: FakeClock, **config: object) -> LocalLog:
+    return LocalLog.open(log_dir, small_config(**config), clock=clock)
 
 
 def test_offsets_are_assigned_consecutively_from_the_log_end(log_dir: Path, clock: FakeClock):
@@ -184,7 +184,7 @@ def test_a_partition_dir_path_that_is_a_file_is_a_log_dir_error(tmp_path: Path, 
     path = tmp_path / "orders-0"
     path.write_text("not a dir")
     with pytest.raises(LogDirError, match="not a directory"):
-        Log.open(path, LogConfig(), clock=clock)
+        LocalLog.open(path, LogConfig(), clock=clock)
 
 
 def test_batch_header_bytes_are_stored_big_endian_as_on_the_wire(log_dir: Path, clock: FakeClock):
