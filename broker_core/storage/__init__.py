@@ -1,7 +1,9 @@
 """The log storage engine: Kafka-compatible segments, indexes and recovery.
 
-Public entry points: :class:`LocalLog` (one partition's segments), :class:`LogManager`
-(all local logs under ``log.dirs``) and :class:`LogConfig`.
+Public entry points: :class:`LocalLog` (one partition's segments),
+:class:`UnifiedLog` (a local log with its producer state and leader epochs,
+what a partition appends through), :class:`LogManager` (all local logs under
+``log.dirs``) and :class:`LogConfig`.
 """
 
 from broker_core.storage.config import LogConfig
@@ -26,10 +28,12 @@ from broker_core.storage.log_validator import AppendInfo
 from broker_core.storage.segment import SegmentInfo
 from broker_core.storage.time_index import TimestampOffset
 from broker_core.storage.txn_index import AbortedTxn
+from broker_core.storage.unified_log import AppendResult, UnifiedLog
 
 __all__ = [
     "AbortedTxn",
     "AppendInfo",
+    "AppendResult",
     "AppendTooLargeError",
     "ControlBatchFromClientError",
     "CorruptCheckpointError",
@@ -48,4 +52,5 @@ __all__ = [
     "StorageError",
     "TimestampOffset",
     "TopicPartition",
+    "UnifiedLog",
 ]

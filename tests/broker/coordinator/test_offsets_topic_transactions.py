@@ -18,6 +18,7 @@ from broker_core.replication.partition import Partition
 from broker_core.storage.config import LogConfig
 from broker_core.storage.files import TopicPartition
 from broker_core.storage.local_log import LocalLog
+from broker_core.storage.unified_log import UnifiedLog
 from spate.protocol.errors import ErrorCode
 from tests.broker.coordinator.group_harness import ManualScheduler
 
@@ -78,10 +79,9 @@ class _Broker:
 
 def _start(directory: Path, scheduler: ManualScheduler | None = None) -> _Broker:
     scheduler = scheduler or ManualScheduler()
-    log = LocalLog.open(directory, LogConfig(), clock=scheduler.now_ms)
-    partition = Partition(
-        CONSUMER_OFFSETS_TOPIC, 0, log, leader_epoch=0, clock=scheduler.now_ms, producer_id_expiration_ms=86_400_000
-    )
+    local_log = LocalLog.open(directory, LogConfig(), clock=scheduler.now_ms)
+    log = UnifiedLog(local_log, clock=scheduler.now_ms, producer_id_expiration_ms=86_400_000)
+    partition = Partition(CONSUMER_OFFSETS_TOPIC, 0, log, leader_epoch=0)
     config = GroupConfig(offsets_topic_partitions=1)
     topic = BrokerOffsetsTopic(store=_Store(), topics=None, replicas=_Replicas(partition), config=config)
     coordinator = GroupCoordinator(config, topic, scheduler)
