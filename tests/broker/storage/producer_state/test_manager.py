@@ -1,4 +1,5 @@
-"""The producer state of a partition: completing appends, transactions, expiry, snapshots, truncation and replay (producer_state/manager.py)."""
+"""A partition's producer state: completing appends, transactions, expiry, snapshots,
+truncation and replay (producer_state/manager.py)."""
 
 from __future__ import annotations
 

@@ -79,12 +79,3 @@ def test_roll_starts_the_new_segment_at_the_log_end(log_dir: Path, clock: FakeCl
     info = log.roll()
     assert info.base_offset == 10
     assert log.append(make_batch()).first_offset == 10
-
-
-def test_rolled_segments_are_flushed_by_the_scheduler_not_the_append(log_dir: Path, clock: FakeClock):
-    log = LocalLog.open(log_dir, small_config(segment_bytes=350), clock=clock)
-    append_batches(log, 7, records=1)
-    assert log.recovery_point == 0
-    assert log.flush_rolled_segments()
-    assert log.recovery_point == 6
-    assert not log.flush_rolled_segments()

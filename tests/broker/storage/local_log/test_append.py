@@ -1,4 +1,4 @@
-"""Appending to a log: validation, offset assignment, stamping, flush policy."""
+"""Appending to a local log: validation, offset assignment, stamping (local_log.py, log_validator.py)."""
 
 from __future__ import annotations
 
@@ -150,23 +150,6 @@ def test_replicated_batches_far_beyond_a_segment_s_offset_range_roll_a_new_segme
     log.append(make_batch(base_offset=far), assign_offsets=False)
     assert [s.base_offset for s in log.segments] == [0, far]
     assert log.read(far, 1000).first_offset == far
-
-
-def test_flush_messages_flushes_and_advances_the_recovery_point(log_dir: Path, clock: FakeClock):
-    log = open_log(log_dir, clock, flush_messages=5)
-    log.append(make_batch(records=3))
-    assert log.recovery_point == 0
-    log.append(make_batch(records=3))
-    assert log.recovery_point == 6
-    assert log.unflushed_messages == 0
-
-
-def test_flush_ms_flushes_only_once_the_interval_passed(log_dir: Path, clock: FakeClock):
-    log = open_log(log_dir, clock, flush_ms=1_000)
-    log.append(make_batch(records=3))
-    assert not log.flush_if_due(clock.advance(999))
-    assert log.flush_if_due(clock.advance(1))
-    assert log.recovery_point == 3
 
 
 def test_appends_on_a_closed_log_fail_with_a_typed_error(log_dir: Path, clock: FakeClock):
