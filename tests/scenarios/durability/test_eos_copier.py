@@ -169,7 +169,7 @@ class CopierProcess:
         ]
         with open(stderr_path, "ab") as stderr:
             process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True,
-                                       cwd=Path(__file__).resolve().parents[2])
+                                       cwd=Path(__file__).resolve().parents[3])
         copier = cls(process, stderr_path)
         threading.Thread(target=copier._follow, daemon=True).start()
         return copier
