@@ -21,17 +21,17 @@ Layout (UTF-8 JSON object)::
 Broker registrations are not in the file: they live only as long as the
 process that registered them, like ZooKeeper's ephemeral nodes.
 
-Crash behaviour: the file is replaced by writing ``<name>.tmp``, fsyncing it,
-renaming it over the old file and fsyncing the directory, so after a crash the
-file holds either the old or the new state, never a mix. A leftover ``.tmp``
-is an unfinished write and is discarded on open. Anything that does not decode
+Crash behaviour: the file is replaced with storage's durable-write helper
+(:func:`broker_core.storage.fs.write_atomically`: ``<name>.tmp``, fsync,
+rename, fsync of the directory), so after a crash the file holds either the
+old or the new state, never a mix. A leftover ``.tmp`` (``temp_path``) is an
+unfinished write and is discarded on open. Anything that does not decode
 exactly as above is reported as corrupt rather than guessed at.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +40,8 @@ from typing import Any, Mapping
 from broker_core.cluster.errors import InvalidTopicNameError, MetadataStoreFileError
 from broker_core.cluster.metadata_store import PartitionState, TopicDescription
 from broker_core.cluster.topic_names import validate_topic_name
+from broker_core.storage.files import temp_path as temp_path  # the store discards a leftover one on open
+from broker_core.storage.fs import write_atomically
 
 FORMAT_VERSION = 1
 
@@ -56,10 +58,6 @@ class StoreState:
 class _Corrupt(Exception):
     def __init__(self, where: str, reason: str) -> None:
         super().__init__(f"{where}: {reason}" if where else reason)
-
-
-def temp_path(path: Path) -> Path:
-    return path.with_name(path.name + ".tmp")
 
 
 def read_state(path: Path) -> StoreState | None:
@@ -83,28 +81,10 @@ def read_state(path: Path) -> StoreState | None:
 def write_state(path: Path, state: StoreState) -> None:
     """Durably replace the file with ``state`` (temp file, fsync, rename, fsync dir)."""
     data = json.dumps(encode_state(state), indent=2, sort_keys=True).encode("utf-8") + b"\n"
-    tmp = temp_path(path)
     try:
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-        _fsync_directory(path.parent)
+        write_atomically(path, data)
     except OSError as exc:
-        try:
-            tmp.unlink(missing_ok=True)
-        except OSError:
-            pass
         raise MetadataStoreFileError(path, f"cannot write: {exc.strerror or exc}") from None
-
-
-def _fsync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def encode_state(state: StoreState) -> dict[str, Any]:

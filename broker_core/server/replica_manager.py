@@ -1,4 +1,9 @@
-"""The partitions this broker hosts, keyed by (topic, partition)."""
+"""The partitions this broker hosts, keyed by (topic, partition).
+
+A partition's local log comes from the log manager; the replica manager wraps
+it in a ``UnifiedLog`` (recovering producer state) when the partition is first
+led here.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from broker_core.config.topic_config import to_log_config_kwargs
 from broker_core.replication.partition import Partition
 from broker_core.server.purgatory import FetchPurgatory
 from broker_core.storage.config import LogConfig
+from broker_core.storage.unified_log import UnifiedLog
 
 logger = logging.getLogger(__name__)
 
@@ -40,18 +46,15 @@ class ReplicaManager:
         key = (topic, index)
         existing = self._partitions.get(key)
         if existing is not None:
-            existing.leader_epoch = state.leader_epoch
-            existing.epoch_cache.assign(state.leader_epoch, existing.log_end_offset)
+            existing.make_leader(state.leader_epoch)
             return existing
-        log = self.log_manager.get_or_create_log(topic, index, self.log_config_for(topic_configs))
-        partition = Partition(
-            topic,
-            index,
-            log,
-            leader_epoch=state.leader_epoch,
+        local_log = self.log_manager.get_or_create_log(topic, index, self.log_config_for(topic_configs))
+        log = UnifiedLog(
+            local_log,
             clock=self._clock,
             producer_id_expiration_ms=self._broker_config.get_int("producer.id.expiration.ms"),
         )
+        partition = Partition(topic, index, log, leader_epoch=state.leader_epoch)
         self._partitions[key] = partition
         return partition
 

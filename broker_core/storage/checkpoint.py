@@ -7,19 +7,20 @@ Text layout (Kafka's)::
     orders 0 1200      one entry per line, fields separated by whitespace
     orders 1 980
 
-Writes go to ``<name>.tmp``, are fsynced, renamed over the file, and the
-directory is fsynced, so after a crash the file holds either the old or the
-new content, never a mix. A leftover ``.tmp`` is ignored and overwritten.
+Writes go through :func:`broker_core.storage.fs.write_atomically` (``<name>.tmp``,
+fsync, rename, fsync of the directory), so after a crash the file holds either
+the old or the new content, never a mix. A leftover ``.tmp`` is ignored and
+overwritten.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Callable, Generic, Iterable, Mapping, TypeVar
 
 from broker_core.storage.errors import CorruptCheckpointError, LogDirError
-from broker_core.storage.files import TopicPartition, temp_path
+from broker_core.storage.files import TopicPartition
+from broker_core.storage.fs import write_atomically
 
 T = TypeVar("T")
 
@@ -48,18 +49,8 @@ class CheckpointFile(Generic[T]):
         """Replace the file atomically with ``entries``."""
         lines = [self._format(entry) for entry in entries]
         text = f"{self._version}\n{len(lines)}\n" + "".join(line + "\n" for line in lines)
-        tmp = temp_path(self.path)
         try:
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
-            fd = os.open(self.path.parent, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            write_atomically(self.path, text.encode("utf-8"))
         except OSError as exc:
             raise LogDirError(self.path, f"cannot write checkpoint: {exc.strerror or exc}") from exc
 

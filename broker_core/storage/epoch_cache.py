@@ -32,10 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from broker_core.storage.checkpoint import CHECKPOINT_VERSION, CheckpointFile
+from broker_core.storage.files import LEADER_EPOCH_CHECKPOINT
 
 logger = logging.getLogger(__name__)
 
-CHECKPOINT_FILE_NAME = "leader-epoch-checkpoint"
 UNDEFINED_EPOCH = -1
 UNDEFINED_EPOCH_OFFSET = -1
 
@@ -90,7 +90,7 @@ class LeaderEpochFileCache:
     """The epoch entries of one partition, persisted on every change."""
 
     def __init__(self, partition_dir: Path) -> None:
-        self._path = Path(partition_dir) / CHECKPOINT_FILE_NAME
+        self._path = Path(partition_dir) / LEADER_EPOCH_CHECKPOINT
         self._entries: list[EpochEntry] = []
         for entry in read_checkpoint(self._path):
             self._assign(entry)

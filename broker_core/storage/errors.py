@@ -49,6 +49,10 @@ class InvalidAppendError(StorageError):
     error_code = _INVALID_RECORD
 
 
+class ControlBatchFromClientError(InvalidAppendError):
+    """A produce request carried a control batch; only the broker writes markers (INVALID_RECORD)."""
+
+
 class RecordTooLargeError(InvalidAppendError):
     """A single batch is larger than the topic's ``max.message.bytes``."""
 

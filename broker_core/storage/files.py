@@ -11,10 +11,13 @@ Layout of one log dir (Kafka's)::
             00000000000000000000.index       sparse offset -> position
             00000000000000000000.timeindex   sparse timestamp -> offset
             00000000000000000000.txnindex    aborted transactions (only once one aborts)
+            00000000000000000000.snapshot    producer state as of an offset (the newest two)
+            leader-epoch-checkpoint          where each leader epoch started writing
         <topic>-<partition>.<id>-delete/      a deleted partition awaiting removal
 
 A segment file being deleted carries an extra ``.deleted`` suffix; compaction
-writes ``.cleaned`` files and commits them by renaming to ``.swap``.
+writes ``.cleaned`` files and commits them by renaming to ``.swap``. A file
+replaced atomically is written as ``<name>.tmp`` first.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
 TXN_INDEX_SUFFIX = ".txnindex"
+SNAPSHOT_SUFFIX = ".snapshot"
 
 DELETED_SUFFIX = ".deleted"
 CLEANED_SUFFIX = ".cleaned"
@@ -42,11 +46,13 @@ FUTURE_DIR_SUFFIX = "-future"
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
+LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 
 OFFSET_DIGITS = 20
 
 _TOPIC_CHARS = re.compile(r"[a-zA-Z0-9._-]+")
 _OFFSET_NAME = re.compile(r"(\d{20})(\.[a-z]+)(\.[a-z]+)?")
+_SNAPSHOT_NAME = re.compile(r"(\d{20})" + re.escape(SNAPSHOT_SUFFIX))
 
 
 class FileKind(enum.Enum):
@@ -126,6 +132,24 @@ def with_state(path: Path, state: FileState) -> Path:
     if parsed is None:
         raise ValueError(f"not a segment file name: {path.name}")
     return path.with_name(str(SegmentFileName(parsed.base_offset, parsed.kind, state)))
+
+
+def snapshot_file_name(offset: int) -> str:
+    """``00000000000000000042.snapshot``: producer state as of offset 42."""
+    if offset < 0:
+        raise ValueError(f"a snapshot offset cannot be negative: {offset}")
+    return f"{offset:0{OFFSET_DIGITS}d}{SNAPSHOT_SUFFIX}"
+
+
+def parse_snapshot_file_name(name: str) -> int | None:
+    """The offset a producer-state snapshot file is named after, or None for any other file."""
+    match = _SNAPSHOT_NAME.fullmatch(name)
+    return int(match.group(1)) if match else None
+
+
+def is_snapshot_temp_file_name(name: str) -> bool:
+    """Whether ``name`` is a snapshot's unfinished atomic write (``N.snapshot.tmp``)."""
+    return name.endswith(TEMP_SUFFIX) and parse_snapshot_file_name(name[: -len(TEMP_SUFFIX)]) is not None
 
 
 def partition_dir_name(tp: TopicPartition) -> str:

@@ -40,6 +40,7 @@ from broker_core.storage.batch_reader import BatchReader
 from broker_core.storage.config import LogConfig
 from broker_core.storage.errors import CorruptIndexError, LogDirError
 from broker_core.storage.files import FileKind, FileState, parse_segment_file_name, segment_paths
+from broker_core.storage.fs import fsync_directory
 from broker_core.storage.segment import LogSegment
 from broker_core.storage.segments import LogSegments
 from broker_core.storage.txn_index import CorruptTxnIndexError
@@ -127,7 +128,7 @@ def _load(
     if loaded.recovered_segments:
         for segment in segments.from_offset(recovery_point):
             segment.flush()
-        _fsync_directory(directory)
+        fsync_directory(directory)
 
     loaded.log_start_offset = start
     loaded.next_offset = next_offset
@@ -285,11 +286,3 @@ def _live_log_bases(directory: Path) -> list[int]:
         if parsed is not None and parsed.kind is FileKind.LOG and parsed.state is FileState.LIVE:
             bases.append(parsed.base_offset)
     return sorted(bases)
-
-
-def _fsync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -3,7 +3,7 @@
 On start the manager opens each log dir (creating missing ones), reads its
 checkpoints, removes partition directories whose deletion was scheduled
 before a restart, and opens every ``<topic>-<partition>`` directory as a
-``Log``. A ``.kafka_cleanshutdown`` marker in a log dir means the previous
+``LocalLog``. A ``.kafka_cleanshutdown`` marker in a log dir means the previous
 shutdown flushed and closed everything there, so its logs skip recovery;
 the marker is removed once loading is done, so that a crash from then on is
 seen as unclean.
@@ -13,7 +13,7 @@ Per log dir, ``recovery-point-offset-checkpoint`` and
 start offset; they are rewritten by ``checkpoint()`` (to be scheduled by the
 broker) and on ``shutdown()``.
 
-Concurrency: like ``Log``, the manager is used from one thread.
+Concurrency: like ``LocalLog``, the manager is used from one thread.
 """
 
 from __future__ import annotations
@@ -40,14 +40,15 @@ from broker_core.storage.files import (
     parse_partition_dir_name,
     partition_dir_name,
 )
-from broker_core.storage.log import Clock, Log
+from broker_core.storage.fs import write_atomically
+from broker_core.storage.local_log import Clock, LocalLog
 
 _log = logging.getLogger(__name__)
 
 
 @dataclass
 class _PendingLogDelete:
-    log: Log
+    log: LocalLog
     due_ms: int
 
 
@@ -81,7 +82,7 @@ class LogManager:
         self._clock = clock
         self._topic_config = topic_config or (lambda topic: None)
         self._unique_id = unique_id or (lambda: uuid.uuid4().hex)
-        self._logs: dict[TopicPartition, Log] = {}
+        self._logs: dict[TopicPartition, LocalLog] = {}
         self._deleting: list[_PendingLogDelete] = []
         self._shut_down = False
         for log_dir in self._dirs:
@@ -126,7 +127,7 @@ class LogManager:
                 raise LogDirError(
                     Path(entry.path), f"partition {tp} is also in {self._logs[tp].directory.parent}"
                 )
-            self._logs[tp] = Log.open(
+            self._logs[tp] = LocalLog.open(
                 Path(entry.path),
                 self._config_for(tp.topic),
                 clock=self._clock,
@@ -145,13 +146,13 @@ class LogManager:
     def log_dirs(self) -> list[Path]:
         return list(self._dirs)
 
-    def get_log(self, topic: str, partition: int) -> Log | None:
+    def get_log(self, topic: str, partition: int) -> LocalLog | None:
         return self._logs.get(TopicPartition(topic, partition))
 
-    def all_logs(self) -> dict[TopicPartition, Log]:
+    def all_logs(self) -> dict[TopicPartition, LocalLog]:
         return dict(self._logs)
 
-    def get_or_create_log(self, topic: str, partition: int, config: LogConfig | None = None) -> Log:
+    def get_or_create_log(self, topic: str, partition: int, config: LogConfig | None = None) -> LocalLog:
         """The partition's log, created in the least loaded log dir when absent.
 
         A ``config`` given for an existing log replaces its config.
@@ -165,7 +166,7 @@ class LogManager:
             return existing
         name = partition_dir_name(tp)
         log_dir = min(self._dirs, key=lambda d: sum(1 for log in self._logs.values() if log.directory.parent == d))
-        log = Log.open(log_dir / name, config or self._config_for(topic), clock=self._clock)
+        log = LocalLog.open(log_dir / name, config or self._config_for(topic), clock=self._clock)
         self._logs[tp] = log
         return log
 
@@ -189,7 +190,9 @@ class LogManager:
 
     # ------------------------------------------------------------ background
 
-    def run_retention(self, now_ms: int | None = None, *, high_watermark: Callable[[TopicPartition], int | None] | None = None) -> int:
+    def run_retention(
+        self, now_ms: int | None = None, *, high_watermark: Callable[[TopicPartition], int | None] | None = None
+    ) -> int:
         """Apply every log's retention; return segments deleted.
 
         ``high_watermark`` bounds what may go per partition (None: no bound).
@@ -251,14 +254,7 @@ class LogManager:
             log.close()
         self.checkpoint()
         for log_dir in self._dirs:
-            marker = log_dir / CLEAN_SHUTDOWN_FILE
-            with open(marker, "w") as f:
-                os.fsync(f.fileno())
-            fd = os.open(log_dir, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            write_atomically(log_dir / CLEAN_SHUTDOWN_FILE, b"")
         self._shut_down = True
 
     def _check_running(self) -> None:

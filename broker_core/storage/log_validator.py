@@ -1,7 +1,9 @@
 """Validate an append and stage it: the checks and stamping before any write.
 
-Validation never decodes records. It checks every batch's framing and CRC,
-the topic's size limit and offset order, then stamps a private copy:
+Validation never decodes records. It checks every batch's framing and CRC
+(the one CRC pass an append makes), the topic's size limit, offset order and,
+for a client's append, that no batch is a control batch; then it stamps a
+private copy:
 
 * ``baseOffset`` and ``partitionLeaderEpoch`` when the log assigns offsets
   (neither is covered by the CRC, so the CRC stays valid);
@@ -9,7 +11,9 @@ the topic's size limit and offset order, then stamps a private copy:
   bit and ``maxTimestamp``, which are covered, so the CRC is recomputed.
 
 Nothing touches the log until the whole append validated, so a bad batch
-anywhere rejects the append as a whole.
+anywhere rejects the append as a whole. The headers returned are the ones
+later steps (producer state, the indexes) work from, so no batch header is
+parsed twice.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from broker_core.storage.errors import InvalidAppendError, RecordTooLargeError
+from broker_core.storage.config import LogConfig
+from broker_core.storage.errors import ControlBatchFromClientError, InvalidAppendError, RecordTooLargeError
 from spate.records.batch import (
     CRC_OFFSET,
     CRC_START,
@@ -90,40 +95,41 @@ class ValidatedAppend:
 
 def validate_append(
     records: bytes | bytearray | memoryview,
+    config: LogConfig,
     *,
     next_offset: int,
-    max_message_bytes: int,
     assign_offsets: bool,
     leader_epoch: int = -1,
-    log_append_time_ms: int | None = None,
+    now_ms: int,
+    allow_control: bool = True,
 ) -> ValidatedAppend:
-    """Check ``records`` (whole v2 batches) and return a stamped copy.
+    """Check ``records`` (whole v2 batches) for a log ending at ``next_offset``; return a stamped copy.
 
-    With ``assign_offsets`` the batches get consecutive offsets from
-    ``next_offset``, and each must be dense (``recordsCount ==
-    lastOffsetDelta + 1``, at least one record) as a producer's batches are.
-    Without it (replication) they keep their offsets, which must start at or
-    above ``next_offset`` and strictly increase. ``log_append_time_ms``, when
-    given and offsets are assigned, is stamped as every batch's timestamp.
+    With ``assign_offsets`` (a leader's append) the batches get consecutive
+    offsets from ``next_offset`` and ``leader_epoch`` as their
+    partitionLeaderEpoch, and each must be dense (``recordsCount ==
+    lastOffsetDelta + 1``, at least one record) as a producer's batches are;
+    on a LogAppendTime topic ``now_ms`` becomes every batch's timestamp.
+    Without it (replication) they keep offsets, epochs and timestamps, and
+    the offsets must start at or above ``next_offset`` and strictly increase.
+    With ``allow_control=False`` (a client's produce request) a control batch
+    is refused: only the broker writes transaction markers.
 
     Raises ``CorruptRecordError`` for malformed bytes, ``RecordTooLargeError``
-    for a batch over ``max_message_bytes`` and ``InvalidAppendError`` for the
-    rest.
+    for a batch over ``max.message.bytes``, ``ControlBatchFromClientError``
+    and ``InvalidAppendError`` for the rest.
     """
     if len(records) == 0:
         raise InvalidAppendError("an append must carry at least one batch")
     data = bytearray(records)
-    stamp_time = log_append_time_ms if assign_offsets and log_append_time_ms is not None else None
+    stamp_time = now_ms if assign_offsets and config.log_append_time else None
     headers: list[BatchHeader] = []
     max_timestamp = NO_TIMESTAMP
     offset_of_max = -1
     expected = next_offset
     position = 0
     while position < len(data):
-        _, length = peek_offset_and_length(data, position)
-        if length + LOG_OVERHEAD > max_message_bytes:
-            raise RecordTooLargeError(length + LOG_OVERHEAD, max_message_bytes, position)
-        header = validate_batch(data, position, check_crc=True)
+        header = _checked_batch(data, position, config.max_message_bytes, allow_control)
         if assign_offsets:
             header = _assign(data, header, expected, leader_epoch, stamp_time)
         elif header.base_offset < expected:
@@ -146,7 +152,22 @@ def validate_append(
     )
 
 
-def _assign(data: bytearray, header: BatchHeader, base_offset: int, leader_epoch: int, stamp_time: int | None) -> BatchHeader:
+def _checked_batch(data: bytearray, position: int, max_message_bytes: int, allow_control: bool) -> BatchHeader:
+    """The header of the batch at ``position`` once its size, framing, CRC and kind passed."""
+    _, length = peek_offset_and_length(data, position)
+    if length + LOG_OVERHEAD > max_message_bytes:
+        raise RecordTooLargeError(length + LOG_OVERHEAD, max_message_bytes, position)
+    header = validate_batch(data, position, check_crc=True)
+    if header.is_control and not allow_control:
+        raise ControlBatchFromClientError(
+            f"batch at position {position} is a control batch; clients may not write markers"
+        )
+    return header
+
+
+def _assign(
+    data: bytearray, header: BatchHeader, base_offset: int, leader_epoch: int, stamp_time: int | None
+) -> BatchHeader:
     position = header.position
     if header.records_count <= 0 or header.records_count != header.last_offset_delta + 1:
         raise InvalidAppendError(

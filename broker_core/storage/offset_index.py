@@ -97,4 +97,6 @@ class OffsetIndex(IndexFile):
                 raise CorruptIndexError(self.path, f"position {position} does not increase")
             last_relative, last_position = relative, position
         if last_position >= log_size and self.entries:
-            raise CorruptIndexError(self.path, f"entry points at position {last_position}, past the log's {log_size} bytes")
+            raise CorruptIndexError(
+                self.path, f"entry points at position {last_position}, past the log's {log_size} bytes"
+            )

@@ -15,6 +15,7 @@ import heapq
 import itertools
 from dataclasses import dataclass, field
 
+from broker_core.storage.files import FileState
 from broker_core.storage.segment import LogSegment
 
 
@@ -37,6 +38,16 @@ class PendingDeletes:
 
     def schedule(self, segment: LogSegment, due_ms: int) -> None:
         heapq.heappush(self._heap, _Pending(due_ms, next(self._sequence), segment))
+
+    def retire(self, segment: LogSegment, due_ms: int | None) -> None:
+        """Rename a segment just taken out of its log to ``.deleted`` and delete
+        its files at ``due_ms`` (None: at once)."""
+        segment.release_indexes()
+        segment.rename_to(FileState.DELETED)
+        if due_ms is None:
+            segment.delete_files()
+        else:
+            self.schedule(segment, due_ms)
 
     def next_due_ms(self) -> int | None:
         return self._heap[0].due_ms if self._heap else None

@@ -7,10 +7,12 @@ base offset and the last within ``base_offset + 2**31 - 1`` (index entries
 store offsets relative to the base as int32). Positions are int32 as well, so
 a segment never exceeds 2 GiB.
 
-The segment keeps in memory what the log needs on every append: its size, the
-next offset, the largest batch timestamp and when its first batch arrived
-(for ``segment.ms``). Only the writer mutates a segment; reads use ``pread``
-on the same file and see every completed append.
+The ``.log`` bytes are a :class:`FileRecords`; this class adds what offsets
+mean: the indexes that turn an offset or timestamp into a position to walk
+from, and the in-memory summary the log needs on every append (the next
+offset, the largest batch timestamp and when the first batch arrived, for
+``segment.ms``). Only the writer mutates a segment; reads use ``pread`` on the
+same file and see every completed append.
 
 Crash behaviour: the ``.log`` is the truth. Appends write the bytes first and
 index them afterwards; ``recover`` re-validates batches from the start of the
@@ -23,29 +25,20 @@ what its producer-state replay finds.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Iterator, Sequence, TypeVar
 
-from broker_core.storage.batch_reader import BatchReader, pread_fully
 from broker_core.storage.errors import CorruptIndexError
+from broker_core.storage.file_records import RECOVERY_WINDOW, FileRecords, SegmentRead
 from broker_core.storage.files import FileState, SegmentPaths, segment_paths
 from broker_core.storage.offset_index import OffsetIndex
 from broker_core.storage.time_index import TimeIndex, TimestampOffset
 from broker_core.storage.txn_index import AbortedTxn, TransactionIndex, TxnIndexSearchResult
-from spate.records.batch import (
-    HEADER_SIZE,
-    LOG_OVERHEAD,
-    NO_TIMESTAMP,
-    BatchHeader,
-    batch_crc,
-    validate_batch,
-)
+from spate.records.batch import HEADER_SIZE, NO_TIMESTAMP, BatchHeader
 from spate.records.errors import CorruptRecordError
 
 INT32_MAX = (1 << 31) - 1
-_RECOVERY_WINDOW = 1 << 20
 
 _Index = TypeVar("_Index", OffsetIndex, TimeIndex)
 
@@ -59,16 +52,6 @@ class SegmentInfo:
     size: int
     max_timestamp: int
     path: Path
-
-
-@dataclass(frozen=True, slots=True)
-class SegmentRead:
-    """Whole batches of one segment: ``size`` bytes at ``position``."""
-
-    position: int
-    size: int
-    first_offset: int
-    last_offset: int
 
 
 class LogSegment:
@@ -95,11 +78,9 @@ class LogSegment:
         self._paths = segment_paths(directory, base_offset)
         self._index_interval = index_interval_bytes
         self._created_ms = created_ms
-        self._file: BinaryIO = open(self._paths.log, "r+b" if self._paths.log.exists() else "x+b", buffering=0)
-        self._fd = self._file.fileno()
-        self._size = os.fstat(self._fd).st_size
+        self._log = FileRecords(self._paths.log)
         # A non-empty log without its index files needs them rebuilt.
-        self.needs_index_rebuild = self._size > 0 and not (
+        self.needs_index_rebuild = self._log.size > 0 and not (
             self._paths.index.exists() and self._paths.time_index.exists()
         )
         self.offset_index = self._open_index(OffsetIndex, self._paths.index, max_index_size)
@@ -125,7 +106,7 @@ class LogSegment:
 
     @property
     def size(self) -> int:
-        return self._size
+        return self._log.size
 
     @property
     def next_offset(self) -> int:
@@ -134,7 +115,7 @@ class LogSegment:
 
     @property
     def is_empty(self) -> bool:
-        return self._size == 0
+        return self._log.size == 0
 
     @property
     def max_timestamp(self) -> int:
@@ -147,7 +128,7 @@ class LogSegment:
 
     @property
     def file(self) -> BinaryIO:
-        return self._file
+        return self._log.file
 
     @property
     def paths(self) -> SegmentPaths:
@@ -162,15 +143,26 @@ class LogSegment:
         or the file's modification time when no batch carries one."""
         if self._max_timestamp >= 0:
             return self._max_timestamp
-        return os.fstat(self._fd).st_mtime_ns // 1_000_000
+        return self._log.last_modified_ms()
 
     def info(self) -> SegmentInfo:
-        return SegmentInfo(self.base_offset, self._next_offset, self._size, self._max_timestamp, self._paths.log)
+        return SegmentInfo(self.base_offset, self._next_offset, self.size, self._max_timestamp, self._paths.log)
 
     # --------------------------------------------------------------- writing
 
     def can_hold_offset(self, offset: int) -> bool:
         return 0 <= offset - self.base_offset <= INT32_MAX
+
+    def should_roll(self, append_size: int, last_offset: int, now_ms: int, segment_bytes: int, segment_ms: int) -> bool:
+        """Whether an append of ``append_size`` bytes ending at ``last_offset`` needs a new segment.
+
+        It does when the bytes would pass ``segment.bytes`` (or 2 GiB), the
+        segment is older than ``segment.ms`` (``time_waited_for_roll``), an
+        index is full, or the offset does not fit the int32 relative offsets.
+        """
+        full = self.size + append_size > segment_bytes or self.size + append_size > INT32_MAX
+        aged = not self.is_empty and self.time_waited_for_roll(now_ms) > segment_ms
+        return full or aged or self.indexes_full() or not self.can_hold_offset(last_offset)
 
     def time_waited_for_roll(self, now_ms: int) -> int:
         """Milliseconds since the first batch was appended (0 while empty).
@@ -193,24 +185,17 @@ class LogSegment:
         to ``data``. The bytes go out in one write before any index changes,
         so a failed write leaves the indexes describing the old end.
         """
-        position = self._size
-        if position + len(data) > INT32_MAX:
+        if self.size + len(data) > INT32_MAX:
             raise ValueError(f"segment {self._paths.log} would exceed 2 GiB")
         if headers and not self.can_hold_offset(headers[-1].last_offset):
             raise ValueError(f"offset {headers[-1].last_offset} does not fit segment {self.base_offset}")
-        written = 0
-        view = memoryview(data)
-        try:
-            while written < len(view):
-                written += os.pwrite(self._fd, view[written:], position + written)
-        except OSError:
-            os.ftruncate(self._fd, position)
-            raise
-        self._size = position + written
+        position = self._log.append(data)
         if self._roll_base_ms is None and headers:
             self._roll_base_ms = self._created_ms if now_ms is None else now_ms
         for header in headers:
-            self._index_batch(header.base_offset, header.last_offset, header.max_timestamp, position + header.position, header.size)
+            self._index_batch(
+                header.base_offset, header.last_offset, header.max_timestamp, position + header.position, header.size
+            )
         return position
 
     def _index_batch(self, base_offset: int, last_offset: int, max_timestamp: int, position: int, size: int) -> None:
@@ -253,31 +238,14 @@ class LogSegment:
 
     # --------------------------------------------------------------- reading
 
-    def reader(self) -> BatchReader:
-        return BatchReader(self._fd, self._size)
-
     def iter_headers(self, start_position: int = 0) -> Iterator[BatchHeader]:
         """Headers of the batches from ``start_position`` (a batch boundary) on."""
-        reader = self.reader()
-        position = start_position
-        while position < self._size:
-            header = reader.next_header(position)
-            yield header
-            position += header.size
+        return self._log.iter_headers(start_position)
 
     def translate_offset(self, offset: int) -> BatchHeader | None:
         """The first batch whose last offset is >= ``offset``, or None."""
-        return self._seek(self.reader(), offset)
-
-    def _seek(self, reader: BatchReader, offset: int) -> BatchHeader | None:
         # The index gives a batch at or before the target; a short walk finds it.
-        position = self.offset_index.lookup(offset).position
-        while position < self._size:
-            header = reader.next_header(position)
-            if header.last_offset >= offset:
-                return header
-            position += header.size
-        return None
+        return self._log.search_for_offset(offset, self.offset_index.lookup(offset).position)
 
     def read(
         self,
@@ -294,28 +262,11 @@ class LogSegment:
         ``max_offset``. None when no batch at or after ``start_offset`` is in
         this segment; an empty read when the limits allow no batch.
         """
-        reader = self.reader()
-        first = self._seek(reader, start_offset)
-        if first is None:
-            return None
-        if (max_offset is not None and first.last_offset >= max_offset) or (
-            first.size > max_bytes and not min_one_batch
-        ):
-            return SegmentRead(first.position, 0, first.base_offset, first.base_offset - 1)
-        limit = first.position + max(max_bytes, first.size)
-        end = first.position + first.size
-        last_offset = first.last_offset
-        # No header read when not even the smallest batch would fit the budget.
-        while end < self._size and limit - end >= HEADER_SIZE:
-            header = reader.next_header(end)
-            if end + header.size > limit or (max_offset is not None and header.last_offset >= max_offset):
-                break
-            end += header.size
-            last_offset = header.last_offset
-        return SegmentRead(first.position, end - first.position, first.base_offset, last_offset)
+        position = self.offset_index.lookup(start_offset).position
+        return self._log.read(position, start_offset, max_bytes, max_offset=max_offset, min_one_batch=min_one_batch)
 
     def read_bytes(self, position: int, size: int) -> bytes:
-        return pread_fully(self._fd, size, position)
+        return self._log.read_bytes(position, size)
 
     def find_offset_by_timestamp(self, timestamp: int, start_offset: int) -> TimestampOffset | None:
         """The first batch at or after ``start_offset`` whose maxTimestamp is >= ``timestamp``.
@@ -325,10 +276,7 @@ class LogSegment:
         """
         entry = self.time_index.lookup(timestamp)
         position = self.offset_index.lookup(max(entry.offset, start_offset)).position
-        for header in self.iter_headers(position):
-            if header.max_timestamp >= timestamp and header.last_offset >= start_offset:
-                return TimestampOffset(header.max_timestamp, max(header.base_offset, start_offset))
-        return None
+        return self._log.search_for_timestamp(timestamp, position, start_offset)
 
     # ------------------------------------------------- aborted transactions
 
@@ -354,7 +302,7 @@ class LogSegment:
         """
         if self.needs_index_rebuild:
             raise CorruptIndexError(self._paths.index, "index files had to be recreated")
-        self.offset_index.sanity_check(self._size)
+        self.offset_index.sanity_check(self.size)
         last = self.offset_index.last_entry
         next_offset = self.base_offset
         previous_last = self.base_offset - 1
@@ -395,9 +343,9 @@ class LogSegment:
         self._offset_of_max_timestamp = offset_of_max
 
     def _loaded_roll_base(self) -> int | None:
-        if self._size < HEADER_SIZE:
+        if self.size < HEADER_SIZE:
             return None
-        first_timestamp = self.reader().header_at(0).max_timestamp
+        first_timestamp = self._log.header_at(0).max_timestamp
         if first_timestamp < 0:
             return self._created_ms
         return min(first_timestamp, self._created_ms)
@@ -419,42 +367,22 @@ class LogSegment:
         self._bytes_since_index_entry = 0
         self._next_offset = self.base_offset
         lowest = self.base_offset if min_base_offset is None else max(self.base_offset, min_base_offset)
-        reader = BatchReader(self._fd, self._size, window=_RECOVERY_WINDOW)
+        highest = self.base_offset + INT32_MAX
+        reader = self._log.reader(window=RECOVERY_WINDOW)
         position = 0
-        while position < self._size:
-            header = self._valid_batch_at(reader, position, crc_from_offset, lowest)
+        while position < self.size:
+            header = self._log.valid_batch_at(
+                reader, position, crc_from_offset=crc_from_offset, lowest=lowest, highest=highest
+            )
             if header is None:
                 break
             self._index_batch(header.base_offset, header.last_offset, header.max_timestamp, position, header.size)
             lowest = header.next_offset
             position += header.size
-        truncated = self._size - position
-        if truncated:
-            os.ftruncate(self._fd, position)
-            self._size = position
+        truncated = self._log.truncate_to(position)
         self.txn_index.truncate_to(self._next_offset)
         self._roll_base_ms = self._loaded_roll_base()
         return truncated
-
-    def _valid_batch_at(self, reader: BatchReader, position: int, crc_from_offset: int, lowest: int) -> BatchHeader | None:
-        """The batch at ``position`` if it is whole, valid and in order, else None.
-
-        The header's ``position`` is 0 (relative to the batch).
-        """
-        try:
-            _, length = reader.offset_and_length_at(position)
-            size = length + LOG_OVERHEAD
-            if length < HEADER_SIZE - LOG_OVERHEAD or position + size > self._size:
-                return None
-            buf = reader.view(position, size)
-            header = validate_batch(buf, 0, check_crc=False)
-        except CorruptRecordError:
-            return None
-        if header.base_offset < lowest or not self.can_hold_offset(header.last_offset):
-            return None
-        if header.last_offset >= crc_from_offset and batch_crc(buf, 0, size) != header.crc:
-            return None
-        return header
 
     # ------------------------------------------------------------ truncation
 
@@ -468,9 +396,7 @@ class LogSegment:
         if header is None:
             return 0
         position = header.position
-        removed = self._size - position
-        os.ftruncate(self._fd, position)
-        self._size = position
+        removed = self._log.truncate_to(position)
         # Offsets between the last kept batch and ``offset`` may be a gap left
         # by compaction; the log then ends at ``offset`` itself.
         self._next_offset = max(self.base_offset, min(header.base_offset, offset))
@@ -490,7 +416,7 @@ class LogSegment:
 
     def flush(self) -> None:
         """fsync the log and its indexes."""
-        os.fsync(self._fd)
+        self._log.flush()
         self.offset_index.flush()
         self.time_index.flush()
         self.txn_index.flush()
@@ -498,7 +424,7 @@ class LogSegment:
     def rename_to(self, state: FileState) -> None:
         """Rename every file of the segment into ``state``; open handles stay valid."""
         target = segment_paths(self._directory, self.base_offset, state)
-        os.replace(self._paths.log, target.log)
+        self._log.rename_to(target.log)
         self.offset_index.rename(target.index)
         self.time_index.rename(target.time_index)
         self.txn_index.rename(target.txn_index)
@@ -523,7 +449,7 @@ class LogSegment:
         self.offset_index.release()
         self.time_index.release()
         self.txn_index.close()
-        self._file.close()
+        self._log.close()
         self._closed = True
 
     def close_handles(self) -> None:
@@ -532,7 +458,7 @@ class LogSegment:
         self.time_index.release()
         self.txn_index.close()
         if not self._closed:
-            self._file.close()
+            self._log.close()
             self._closed = True
 
     def delete_files(self) -> None:
@@ -542,4 +468,4 @@ class LogSegment:
             path.unlink(missing_ok=True)
 
     def __repr__(self) -> str:
-        return f"LogSegment(base={self.base_offset}, size={self._size}, next={self._next_offset})"
+        return f"LogSegment(base={self.base_offset}, size={self.size}, next={self._next_offset})"

@@ -31,7 +31,7 @@ from typing import Callable
 import pytest
 
 from broker_core.storage.config import LogConfig
-from broker_core.storage.log import Log
+from broker_core.storage.local_log import LocalLog
 from spate.records.batch import validate_batch
 from tests.broker.storage.batch_factory import make_batch
 
@@ -78,7 +78,7 @@ def test_append_throughput_against_plain_sequential_writes(disk_tmp: Path):
         path.unlink()
 
     def log_append(run: int) -> None:
-        log = Log.open(disk_tmp / f"bench-{run}", LogConfig(), clock=now_ms)
+        log = LocalLog.open(disk_tmp / f"bench-{run}", LogConfig(), clock=now_ms)
         log_rates.append(total / timed(lambda: [log.append(batch) for _ in range(count)]) / MB)
         assert log.log_end_offset == count * RECORDS_PER_BATCH
         log.flush()
@@ -97,15 +97,15 @@ def test_append_throughput_against_plain_sequential_writes(disk_tmp: Path):
     print(f"  {'ratio Log.append / write':<28}{log_rate / plain_rate:>10.2f}")
 
 
-def fill_log(directory: Path, target_bytes: int, batch: bytes) -> Log:
-    log = Log.open(directory, LogConfig(), clock=now_ms)
+def fill_log(directory: Path, target_bytes: int, batch: bytes) -> LocalLog:
+    log = LocalLog.open(directory, LogConfig(), clock=now_ms)
     while log.size_in_bytes < target_bytes:
         log.append(batch)
     log.flush()
     return log
 
 
-def measure_once(log: Log, batch: bytes, rng: random.Random, results: dict[str, list[float]]) -> None:
+def measure_once(log: LocalLog, batch: bytes, rng: random.Random, results: dict[str, list[float]]) -> None:
     """One repetition: append a window (then cut it off again), random lookups, random reads."""
     window = max(1, WINDOW_BYTES // len(batch))
     end = log.log_end_offset

@@ -38,7 +38,8 @@ def _lookup(ctx: BrokerContext, isolation_level: int, topic: str, wanted: Any) -
         if timestamp == EARLIEST:
             offset = partition.log_start_offset
         elif timestamp == LATEST:
-            offset = partition.last_stable_offset if isolation_level == IsolationLevel.READ_COMMITTED else partition.high_watermark
+            committed = isolation_level == IsolationLevel.READ_COMMITTED
+            offset = partition.last_stable_offset if committed else partition.high_watermark
         else:
             found = partition.offset_for_timestamp(timestamp)
             if found is None:
@@ -56,4 +57,5 @@ def _lookup(ctx: BrokerContext, isolation_level: int, topic: str, wanted: Any) -
             leader_epoch=partition.leader_epoch,
         )
     except Exception as exc:
-        return R.ListOffsetsPartitionResponse(partition_index=index, error_code=error_code_for(exc, where="list_offsets"))
+        code = error_code_for(exc, where="list_offsets")
+        return R.ListOffsetsPartitionResponse(partition_index=index, error_code=code)

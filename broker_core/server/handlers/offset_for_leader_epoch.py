@@ -16,7 +16,9 @@ R = OffsetForLeaderEpochResponse
 
 def handle(ctx: BrokerContext, request: Request) -> Any:
     topics = [
-        R.OffsetForLeaderTopicResult(topic=topic.topic, partitions=[_end_offset(ctx, topic.topic, p) for p in topic.partitions])
+        R.OffsetForLeaderTopicResult(
+            topic=topic.topic, partitions=[_end_offset(ctx, topic.topic, p) for p in topic.partitions]
+        )
         for topic in request.body.topics
     ]
     return R(throttle_time_ms=0, topics=topics)

@@ -15,7 +15,8 @@ from broker_core.replication.partition import Partition
 from broker_core.server.internal_topic_adapter import BrokerInternalTopic
 from broker_core.storage.config import LogConfig
 from broker_core.storage.files import TopicPartition
-from broker_core.storage.log import Log
+from broker_core.storage.local_log import LocalLog
+from broker_core.storage.unified_log import UnifiedLog
 from spate.protocol.errors import ErrorCode
 from tests.broker.coordinator.group.group_harness import ManualScheduler
 
@@ -76,10 +77,9 @@ class _Broker:
 
 def _start(directory: Path, scheduler: ManualScheduler | None = None) -> _Broker:
     scheduler = scheduler or ManualScheduler()
-    log = Log.open(directory, LogConfig(), clock=scheduler.now_ms)
-    partition = Partition(
-        CONSUMER_OFFSETS_TOPIC, 0, log, leader_epoch=0, clock=scheduler.now_ms, producer_id_expiration_ms=86_400_000
-    )
+    local_log = LocalLog.open(directory, LogConfig(), clock=scheduler.now_ms)
+    log = UnifiedLog(local_log, clock=scheduler.now_ms, producer_id_expiration_ms=86_400_000)
+    partition = Partition(CONSUMER_OFFSETS_TOPIC, 0, log, leader_epoch=0)
     config = GroupConfig(offsets_topic_partitions=1)
     topic = BrokerInternalTopic(config.offsets_topic_spec, store=_Store(), topics=None, replicas=_Replicas(partition))
     coordinator = GroupCoordinator(config, topic, scheduler)

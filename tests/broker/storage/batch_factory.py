@@ -14,7 +14,7 @@ from crc32c import crc32c
 
 if TYPE_CHECKING:
     from broker_core.storage.config import LogConfig
-    from broker_core.storage.log import Log
+    from broker_core.storage.local_log import LocalLog
 
 _BODY = struct.Struct(">hiqqqhii")
 _PREFIX = struct.Struct(">qiibI")
@@ -68,7 +68,7 @@ def small_config(**overrides: object) -> "LogConfig":
     return LogConfig(**values)  # type: ignore[arg-type]
 
 
-def append_batches(log: "Log", count: int, *, records: int = 2, payload_size: int = 40, clock: FakeClock | None = None) -> list[bytes]:
+def append_batches(log: "LocalLog", count: int, *, records: int = 2, payload_size: int = 40, clock: FakeClock | None = None) -> list[bytes]:
     """Append ``count`` batches with increasing timestamps; return them as stored."""
     stored = []
     for i in range(count):
@@ -78,13 +78,13 @@ def append_batches(log: "Log", count: int, *, records: int = 2, payload_size: in
     return stored
 
 
-def read_batch(log: "Log", offset: int) -> bytes:
+def read_batch(log: "LocalLog", offset: int) -> bytes:
     """The bytes of the one batch holding ``offset``."""
     slice_ = log.read(offset, 1, min_one_batch=True)
     return slice_.read_bytes()
 
 
-def read_all(log: "Log", start: int | None = None) -> bytes:
+def read_all(log: "LocalLog", start: int | None = None) -> bytes:
     """Every byte from ``start`` (default: the log start) to the log end, read slice by slice."""
     offset = log.log_start_offset if start is None else start
     parts = []

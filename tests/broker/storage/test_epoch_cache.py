@@ -10,13 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from broker_core.storage.epoch_cache import (
-    CHECKPOINT_FILE_NAME,
     UNDEFINED_EPOCH,
     UNDEFINED_EPOCH_OFFSET,
     EpochEntry,
     LeaderEpochFileCache,
 )
 from broker_core.storage.errors import CorruptCheckpointError
+from broker_core.storage.files import LEADER_EPOCH_CHECKPOINT
 
 UNDEFINED = (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
 
@@ -179,7 +179,7 @@ def test_clear_and_flush_persists_an_empty_cache(tmp_path):
     cache = cache_with(tmp_path, *ENTRIES)
     cache.clear_and_flush()
     assert cache.entries == ()
-    assert (tmp_path / CHECKPOINT_FILE_NAME).read_text() == "0\n0\n"
+    assert (tmp_path / LEADER_EPOCH_CHECKPOINT).read_text() == "0\n0\n"
     assert LeaderEpochFileCache(tmp_path).entries == ()
 
 
@@ -188,28 +188,28 @@ def test_clear_and_flush_persists_an_empty_cache(tmp_path):
 
 def test_checkpoint_uses_kafkas_text_format(tmp_path):
     cache_with(tmp_path, (0, 0), (3, 1200))
-    assert (tmp_path / CHECKPOINT_FILE_NAME).read_bytes() == b"0\n2\n0 0\n3 1200\n"
+    assert (tmp_path / LEADER_EPOCH_CHECKPOINT).read_bytes() == b"0\n2\n0 0\n3 1200\n"
 
 
 def test_kafka_written_checkpoint_loads(tmp_path):
-    (tmp_path / CHECKPOINT_FILE_NAME).write_text("0\n3\n0 0\n2  57\n7 1000\n")
+    (tmp_path / LEADER_EPOCH_CHECKPOINT).write_text("0\n3\n0 0\n2  57\n7 1000\n")
     assert pairs(LeaderEpochFileCache(tmp_path)) == [(0, 0), (2, 57), (7, 1000)]
 
 
 def test_missing_or_empty_checkpoint_means_no_entries(tmp_path):
     assert LeaderEpochFileCache(tmp_path).entries == ()
-    (tmp_path / CHECKPOINT_FILE_NAME).write_bytes(b"")
+    (tmp_path / LEADER_EPOCH_CHECKPOINT).write_bytes(b"")
     assert LeaderEpochFileCache(tmp_path).entries == ()
 
 
 def test_conflicting_entries_in_a_checkpoint_load_as_assign_would_leave_them(tmp_path):
-    (tmp_path / CHECKPOINT_FILE_NAME).write_text("0\n3\n1 0\n4 20\n2 10\n")
+    (tmp_path / LEADER_EPOCH_CHECKPOINT).write_text("0\n3\n1 0\n4 20\n2 10\n")
     assert pairs(LeaderEpochFileCache(tmp_path)) == [(1, 0), (2, 10)]
 
 
 def test_writes_leave_no_temporary_file(tmp_path):
     cache_with(tmp_path, *ENTRIES).truncate_from_end(15)
-    assert sorted(p.name for p in tmp_path.iterdir()) == [CHECKPOINT_FILE_NAME]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [LEADER_EPOCH_CHECKPOINT]
 
 
 CORRUPT_FILES = [
@@ -230,7 +230,7 @@ CORRUPT_FILES = [
 
 @pytest.mark.parametrize("name, content, reason", CORRUPT_FILES, ids=[c[0] for c in CORRUPT_FILES])
 def test_corrupt_checkpoint_raises_an_error_naming_the_file(tmp_path, name, content, reason):
-    path = tmp_path / CHECKPOINT_FILE_NAME
+    path = tmp_path / LEADER_EPOCH_CHECKPOINT
     path.write_bytes(content if isinstance(content, bytes) else content.encode())
     with pytest.raises(CorruptCheckpointError, match=reason) as caught:
         LeaderEpochFileCache(tmp_path)
@@ -264,7 +264,7 @@ def test_any_history_keeps_entries_strictly_increasing_and_survives_a_reopen(tmp
             cache.truncate_from_start(op[1])
     entries = pairs(cache)
     assert all(a[0] < b[0] and a[1] < b[1] for a, b in zip(entries, entries[1:]))
-    if (directory / CHECKPOINT_FILE_NAME).exists():
+    if (directory / LEADER_EPOCH_CHECKPOINT).exists():
         assert pairs(LeaderEpochFileCache(directory)) == entries
     else:
         assert entries == []

@@ -19,7 +19,7 @@ from broker_core.coordinator.transaction.txn_log import (
 from broker_core.coordinator.transaction.txn_metadata import TxnMetadata
 from broker_core.coordinator.transaction.txn_state import TxnState
 from broker_core.storage.config import LogConfig
-from broker_core.storage.log import Log
+from broker_core.storage.local_log import LocalLog
 from spate.records import Record, build_batch, iter_decoded_batches
 from tests.scenarios.groups.topics import create_topic
 from tests.scenarios.transactions.conftest import TXN_BROKER_OVERRIDES
@@ -172,7 +172,7 @@ def _state_log(broker, txn_id: str) -> Path:
 
 def _rewrite_state(directory: Path, txn_id: str, state: TxnState) -> TxnMetadata:
     """Append what the coordinator writes before its markers: the id's last value, now in ``state``."""
-    log = Log.open(directory, LogConfig(), clock=lambda: int(time.time() * 1000))
+    log = LocalLog.open(directory, LogConfig(), clock=lambda: int(time.time() * 1000))
     try:
         last = None
         for batch in iter_decoded_batches(log.read(0, 1 << 24, max_offset=log.log_end_offset).read_bytes()):

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from broker_core.storage.log import Log
+from broker_core.storage.local_log import LocalLog
 from tests.broker.storage.batch_factory import FakeClock, append_batches, small_config
 
 DELAY = 60_000
 
 
-def open_log(log_dir: Path, clock: FakeClock, delay: int = DELAY) -> Log:
+def open_log(log_dir: Path, clock: FakeClock, delay: int = DELAY) -> LocalLog:
     # Three 101-byte batches (6 offsets) per segment: segments start at 0, 6, 12, 18.
-    return Log.open(log_dir, small_config(segment_bytes=400, file_delete_delay_ms=delay), clock=clock)
+    return LocalLog.open(log_dir, small_config(segment_bytes=400, file_delete_delay_ms=delay), clock=clock)
 
 
 def test_a_removed_segment_s_files_are_renamed_with_the_deleted_suffix(log_dir: Path, clock: FakeClock):
@@ -59,7 +59,7 @@ def test_deleted_files_left_by_a_crash_are_removed_on_open(log_dir: Path, clock:
     append_batches(log, 12)
     log.delete_records_before(8)
     # Crash: reopen without closing.
-    reopened = Log.open(log_dir, small_config(segment_bytes=400), clock=clock, log_start_offset=8)
+    reopened = LocalLog.open(log_dir, small_config(segment_bytes=400), clock=clock, log_start_offset=8)
     assert not any(p.name.endswith(".deleted") for p in log_dir.iterdir())
     assert reopened.log_start_offset == 8
     assert reopened.log_end_offset == 24

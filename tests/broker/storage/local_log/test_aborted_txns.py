@@ -10,7 +10,7 @@ import pytest
 
 from broker_core.storage.errors import OffsetOutOfRangeError
 from broker_core.storage.files import FileKind, FileState, segment_file_name
-from broker_core.storage.log import Log
+from broker_core.storage.local_log import LocalLog
 from broker_core.storage.txn_index import ENTRY_SIZE, AbortedTxn
 from tests.broker.storage.batch_factory import make_batch, small_config
 
@@ -21,12 +21,12 @@ def txn_path(directory: Path, base: int, state: FileState = FileState.LIVE) -> P
     return directory / segment_file_name(base, FileKind.TXN_INDEX, state)
 
 
-def append(log: Log, count: int) -> None:
+def append(log: LocalLog, count: int) -> None:
     for i in range(count):
         log.append(make_batch(records=2, payload_size=40, fill=i))
 
 
-def abort(log: Log, pid: int, first: int, last: int) -> AbortedTxn:
+def abort(log: LocalLog, pid: int, first: int, last: int) -> AbortedTxn:
     txn = AbortedTxn(pid, first, last, last + 1)
     log.append_aborted_txn(txn)
     return txn
@@ -34,7 +34,7 @@ def abort(log: Log, pid: int, first: int, last: int) -> AbortedTxn:
 
 @pytest.fixture
 def log(log_dir, clock):
-    opened = Log.open(log_dir, CONFIG, clock=clock)
+    opened = LocalLog.open(log_dir, CONFIG, clock=clock)
     yield opened
     opened.close()
 
@@ -85,7 +85,7 @@ def test_rolled_segments_keep_their_entries(log, log_dir, clock):
     second = abort(log, 2, 4, 7)
     assert log.collect_aborted_transactions(0, 8) == [first, second]
     log.close()
-    reopened = Log.open(log_dir, CONFIG, clock=clock)
+    reopened = LocalLog.open(log_dir, CONFIG, clock=clock)
     try:
         assert reopened.collect_aborted_transactions(0, 8) == [first, second]
     finally:
@@ -93,7 +93,7 @@ def test_rolled_segments_keep_their_entries(log, log_dir, clock):
 
 
 def test_retention_deletes_the_index_with_its_segment(log_dir, clock):
-    log = Log.open(log_dir, small_config(segment_bytes=400, file_delete_delay_ms=1_000), clock=clock)
+    log = LocalLog.open(log_dir, small_config(segment_bytes=400, file_delete_delay_ms=1_000), clock=clock)
     append(log, 2)
     abort(log, 1, 0, 3)
     log.roll()
@@ -130,7 +130,7 @@ def test_truncate_aborted_txns_from_drops_entries_in_every_later_segment(log):
 
 
 def test_recovery_of_a_torn_tail_drops_entries_past_the_new_end(log_dir, clock):
-    log = Log.open(log_dir, CONFIG, clock=clock)
+    log = LocalLog.open(log_dir, CONFIG, clock=clock)
     append(log, 3)
     survivor = abort(log, 1, 0, 1)
     abort(log, 2, 2, 5)
@@ -138,7 +138,7 @@ def test_recovery_of_a_torn_tail_drops_entries_past_the_new_end(log_dir, clock):
     size = active.size
     # The process dies mid-append: no close, and the last batch is torn.
     os.truncate(active.log_path, size - 10)
-    reopened = Log.open(log_dir, CONFIG, clock=clock)
+    reopened = LocalLog.open(log_dir, CONFIG, clock=clock)
     try:
         assert reopened.log_end_offset == 4
         assert reopened.collect_aborted_transactions(0, 10) == [survivor]
@@ -147,14 +147,14 @@ def test_recovery_of_a_torn_tail_drops_entries_past_the_new_end(log_dir, clock):
 
 
 def test_torn_index_entry_is_cut_when_the_log_loads(log_dir, clock):
-    log = Log.open(log_dir, CONFIG, clock=clock)
+    log = LocalLog.open(log_dir, CONFIG, clock=clock)
     append(log, 3)
     first = abort(log, 1, 0, 1)
     abort(log, 2, 2, 3)
     log.close()
     path = txn_path(log_dir, 0)
     path.write_bytes(path.read_bytes()[:-1])
-    reopened = Log.open(log_dir, CONFIG, clock=clock)
+    reopened = LocalLog.open(log_dir, CONFIG, clock=clock)
     try:
         assert reopened.collect_aborted_transactions(0, 10) == [first]
         assert reopened.txn_index_lost_from is None
@@ -163,14 +163,14 @@ def test_torn_index_entry_is_cut_when_the_log_loads(log_dir, clock):
 
 
 def test_corrupt_index_is_discarded_and_reported_when_the_log_loads(log_dir, clock):
-    log = Log.open(log_dir, CONFIG, clock=clock)
+    log = LocalLog.open(log_dir, CONFIG, clock=clock)
     append(log, 8)
     bases = [segment.base_offset for segment in log.segments]
     abort(log, 1, 0, bases[1])
     log.close()
     path = txn_path(log_dir, bases[1])
     path.write_bytes(struct.pack(">h", 9) + path.read_bytes()[2:])
-    reopened = Log.open(log_dir, CONFIG, clock=clock)
+    reopened = LocalLog.open(log_dir, CONFIG, clock=clock)
     try:
         assert reopened.txn_index_lost_from == bases[1]
         assert not path.exists()
@@ -182,10 +182,10 @@ def test_corrupt_index_is_discarded_and_reported_when_the_log_loads(log_dir, clo
 
 
 def test_index_without_its_log_is_removed_at_load(log_dir, clock):
-    log = Log.open(log_dir, CONFIG, clock=clock)
+    log = LocalLog.open(log_dir, CONFIG, clock=clock)
     append(log, 1)
     log.close()
     stray = txn_path(log_dir, 500)
     stray.write_bytes(struct.pack(">hqqqq", 0, 1, 500, 501, 502))
-    Log.open(log_dir, CONFIG, clock=clock).close()
+    LocalLog.open(log_dir, CONFIG, clock=clock).close()
     assert not stray.exists()

@@ -7,13 +7,13 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from broker_core.storage.log import Log
+from broker_core.storage.local_log import LocalLog
 from broker_core.storage.time_index import TimestampOffset
 from tests.broker.storage.batch_factory import FakeClock, make_batch, small_config
 
 
-def log_with_timestamps(directory: Path, timestamps: list[int], **config: object) -> Log:
-    log = Log.open(directory, small_config(**config), clock=FakeClock())
+def log_with_timestamps(directory: Path, timestamps: list[int], **config: object) -> LocalLog:
+    log = LocalLog.open(directory, small_config(**config), clock=FakeClock())
     for ts in timestamps:
         log.append(make_batch(records=2, max_timestamp=ts, payload_size=40))
     return log

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from broker_core.storage.errors import OffsetOutOfRangeError
-from broker_core.storage.log import Log
+from broker_core.storage.local_log import LocalLog
 from broker_core.storage.retention import (
     DeletionReason,
     RetentionCandidate,
@@ -19,9 +19,9 @@ from tests.broker.storage.batch_factory import FakeClock, make_batch, small_conf
 DAY = 24 * 3600 * 1000
 
 
-def log_of_segments(log_dir: Path, clock: FakeClock, ages_ms: list[int], **config: object) -> Log:
+def log_of_segments(log_dir: Path, clock: FakeClock, ages_ms: list[int], **config: object) -> LocalLog:
     """One segment per age (batch timestamp = now - age), each 3 batches of 2 records."""
-    log = Log.open(log_dir, small_config(**config), clock=clock)
+    log = LocalLog.open(log_dir, small_config(**config), clock=clock)
     for age in ages_ms:
         log.roll()
         for _ in range(3):

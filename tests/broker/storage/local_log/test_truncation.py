@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from broker_core.storage.log import Log
+from broker_core.storage.local_log import LocalLog
 from tests.broker.storage.batch_factory import (
     FakeClock,
     append_batches,
@@ -16,8 +16,8 @@ from tests.broker.storage.batch_factory import (
 )
 
 
-def open_log(log_dir: Path, clock: FakeClock) -> Log:
-    return Log.open(log_dir, small_config(segment_bytes=1_000, index_interval_bytes=150), clock=clock)
+def open_log(log_dir: Path, clock: FakeClock) -> LocalLog:
+    return LocalLog.open(log_dir, small_config(segment_bytes=1_000, index_interval_bytes=150), clock=clock)
 
 
 def test_truncate_within_the_active_segment_drops_the_tail(log_dir: Path, clock: FakeClock):
@@ -82,7 +82,7 @@ def test_truncation_survives_an_unclean_restart(log_dir: Path, clock: FakeClock)
     log.flush()
     log.truncate_to(31)
     # No close: the process dies here.
-    reopened = Log.open(log_dir, small_config(segment_bytes=1_000, index_interval_bytes=150), clock=clock, recovery_point=log.recovery_point)
+    reopened = LocalLog.open(log_dir, small_config(segment_bytes=1_000, index_interval_bytes=150), clock=clock, recovery_point=log.recovery_point)
     assert reopened.log_end_offset == 30
     assert read_all(reopened) == b"".join(stored[:15])
 

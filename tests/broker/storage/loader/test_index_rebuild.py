@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from broker_core.storage.log import Log
+from broker_core.storage.local_log import LocalLog
 from broker_core.storage.offset_index import OffsetIndex
 from tests.broker.storage.batch_factory import (
     FakeClock,
@@ -21,7 +21,7 @@ CONFIG = small_config(segment_bytes=1_500, index_interval_bytes=100)
 
 
 def closed_log(log_dir: Path, clock: FakeClock, batches: int = 40) -> list[bytes]:
-    log = Log.open(log_dir, CONFIG, clock=clock)
+    log = LocalLog.open(log_dir, CONFIG, clock=clock)
     stored = append_batches(log, batches, records=2, clock=clock)
     log.close()
     return stored
@@ -34,7 +34,7 @@ def index_entries(path: Path, base: int) -> list[tuple[int, int]]:
     return entries
 
 
-def assert_every_offset_found(log: Log, stored: list[bytes]) -> None:
+def assert_every_offset_found(log: LocalLog, stored: list[bytes]) -> None:
     for i, data in enumerate(stored):
         assert log.read(2 * i + 1, 1).read_bytes() == data
     assert read_all(log) == b"".join(stored)
@@ -56,7 +56,7 @@ def test_a_bad_offset_index_is_rebuilt_and_lookups_stay_correct(log_dir: Path, c
     path = log_dir / "00000000000000000000.index"
     expected = index_entries(path, 0)
     corrupt(path)
-    log = Log.open(log_dir, CONFIG, clock=clock, had_clean_shutdown=True)
+    log = LocalLog.open(log_dir, CONFIG, clock=clock, had_clean_shutdown=True)
     assert_every_offset_found(log, stored)
     log.close()
     assert index_entries(path, 0) == expected
@@ -74,7 +74,7 @@ def test_a_bad_offset_index_is_rebuilt_and_lookups_stay_correct(log_dir: Path, c
 def test_a_bad_time_index_is_rebuilt_and_timestamp_lookups_stay_correct(log_dir: Path, clock: FakeClock, corrupt):
     closed_log(log_dir, clock)
     corrupt(log_dir / "00000000000000000000.timeindex")
-    log = Log.open(log_dir, CONFIG, clock=clock, had_clean_shutdown=True)
+    log = LocalLog.open(log_dir, CONFIG, clock=clock, had_clean_shutdown=True)
     for i in range(40):
         assert log.offset_for_timestamp(clock.now + i).offset == 2 * i
     assert log.segments[0].max_timestamp > 0
@@ -87,10 +87,10 @@ def test_a_clean_restart_trusts_the_log_without_a_crc_scan(log_dir: Path, clock:
     raw = bytearray(path.read_bytes())
     raw[len(stored[0]) - 1] ^= 0x01
     path.write_bytes(bytes(raw))
-    trusted = Log.open(log_dir, CONFIG, clock=clock, had_clean_shutdown=True)
+    trusted = LocalLog.open(log_dir, CONFIG, clock=clock, had_clean_shutdown=True)
     assert trusted.log_end_offset == 80
     trusted.close()
-    recovered = Log.open(log_dir, CONFIG, clock=clock, recovery_point=0)
+    recovered = LocalLog.open(log_dir, CONFIG, clock=clock, recovery_point=0)
     assert recovered.log_end_offset == 0
 
 
@@ -98,7 +98,7 @@ def test_index_files_without_a_log_are_removed(log_dir: Path, clock: FakeClock):
     closed_log(log_dir, clock, batches=3)
     (log_dir / "00000000000000000500.index").write_bytes(b"")
     (log_dir / "00000000000000000500.timeindex").write_bytes(b"")
-    Log.open(log_dir, CONFIG, clock=clock, had_clean_shutdown=True).close()
+    LocalLog.open(log_dir, CONFIG, clock=clock, had_clean_shutdown=True).close()
     assert sorted(p.name for p in log_dir.iterdir()) == [
         "00000000000000000000.index",
         "00000000000000000000.log",
@@ -112,7 +112,7 @@ def test_cleaned_files_are_discarded_and_a_swap_replaces_the_segments_it_covers(
     compacted = make_batch(base_offset=3, records=1) + make_batch(base_offset=40, records=1)
     (log_dir / "00000000000000000000.log.swap").write_bytes(compacted)
     (log_dir / "00000000000000000000.index.swap").write_bytes(b"")
-    log = Log.open(log_dir, CONFIG, clock=clock, had_clean_shutdown=True)
+    log = LocalLog.open(log_dir, CONFIG, clock=clock, had_clean_shutdown=True)
     assert [s.base_offset for s in log.segments] == [0, 56]
     assert read_all(log, 0).startswith(compacted)
     assert log.read(10, 1).first_offset == 40
@@ -121,7 +121,7 @@ def test_cleaned_files_are_discarded_and_a_swap_replaces_the_segments_it_covers(
 
 def test_a_log_start_offset_beyond_the_data_restarts_the_log_there(log_dir: Path, clock: FakeClock):
     closed_log(log_dir, clock, batches=3)
-    log = Log.open(log_dir, CONFIG, clock=clock, log_start_offset=100, had_clean_shutdown=True)
+    log = LocalLog.open(log_dir, CONFIG, clock=clock, log_start_offset=100, had_clean_shutdown=True)
     assert (log.log_start_offset, log.log_end_offset) == (100, 100)
     assert log.append(make_batch()).first_offset == 100
 
@@ -131,7 +131,7 @@ def test_an_index_written_kafka_style_with_last_offsets_is_used_as_it_is(log_dir
     path = log_dir / "00000000000000000000.index"
     kafka_style = [(offset + 1, position) for offset, position in index_entries(path, 0)]  # batches hold 2 offsets
     path.write_bytes(b"".join(struct.pack(">ii", offset, position) for offset, position in kafka_style))
-    log = Log.open(log_dir, CONFIG, clock=clock, had_clean_shutdown=True)
+    log = LocalLog.open(log_dir, CONFIG, clock=clock, had_clean_shutdown=True)
     assert_every_offset_found(log, stored)
     log.close()
     assert index_entries(path, 0) == kafka_style

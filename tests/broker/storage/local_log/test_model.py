@@ -15,7 +15,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from broker_core.storage.log import Log
+from broker_core.storage.local_log import LocalLog
 from tests.broker.storage.batch_factory import (
     FakeClock,
     make_batch,
@@ -32,7 +32,7 @@ class LogModel(RuleBasedStateMachine):
         self.tmp = Path(tempfile.mkdtemp())
         self.directory = self.tmp / "model-0"
         self.clock = FakeClock()
-        self.log = Log.open(self.directory, CONFIG, clock=self.clock)
+        self.log = LocalLog.open(self.directory, CONFIG, clock=self.clock)
         self.batches: list[tuple[int, int, bytes]] = []  # (base, last, bytes) at or above the log start
         self.start = 0
         self.end = 0
@@ -82,7 +82,7 @@ class LogModel(RuleBasedStateMachine):
         if clean:
             self.log.flush()
             self.log.close()
-        self.log = Log.open(
+        self.log = LocalLog.open(
             self.directory, CONFIG, clock=self.clock, recovery_point=recovery_point,
             log_start_offset=log_start, had_clean_shutdown=clean,
         )

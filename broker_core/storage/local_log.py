@@ -1,4 +1,9 @@
-"""One partition's log: an ordered run of segments with one active at the end.
+"""One partition's local log: an ordered run of segments with one active at the end.
+
+Kafka's ``LocalLog``: segments, offsets, rolling, reading, truncation,
+retention and flushing. Producer state and leader epochs are the
+``UnifiedLog``'s, which the partition appends through; the log manager opens
+and ages local logs.
 
 Offsets: ``log_start_offset`` is the first offset readers may ask for (it
 moves with retention and DeleteRecords); ``log_end_offset`` is the offset the
@@ -11,15 +16,18 @@ reads and maintenance on one thread, so no locks are taken. A read returns a
 appends and, after the segment is removed, until its delayed deletion runs.
 
 Durability: appends go to the OS page cache. ``flush`` fsyncs up to an offset
-and advances the recovery point; the ``flush.messages`` policy flushes inline,
-``flush.ms`` and the flush of rolled segments are left to ``flush_if_due`` /
-``flush_rolled_segments``, which the log manager's scheduler calls, so the
-append path never waits on a whole segment's fsync. After a crash the loader
-re-validates everything above the recovery point.
+and advances the recovery point (``LogFlusher``); the ``flush.messages``
+policy flushes inline, ``flush.ms`` and the flush of rolled segments are left
+to ``flush_if_due`` / ``flush_rolled_segments``, which the log manager's
+scheduler calls, so the append path never waits on a whole segment's fsync.
+After a crash the loader re-validates everything above the recovery point.
 
 Aborted transactions: each segment keeps the aborted-transaction index of
 the markers it holds (``append_aborted_txn``); read_committed fetches ask
 ``collect_aborted_transactions`` which aborts overlap the data they return.
+
+Queries spanning segments are ``LogSegments``'; which segments retention may
+delete is ``retention.py``'s pure decision.
 """
 
 from __future__ import annotations
@@ -30,24 +38,15 @@ from pathlib import Path
 from typing import Callable
 
 from broker_core.storage.config import LogConfig
-from broker_core.storage.errors import (
-    AppendTooLargeError,
-    LogClosedError,
-    LogDirError,
-    OffsetOutOfRangeError,
-)
+from broker_core.storage.errors import AppendTooLargeError, LogClosedError, LogDirError, OffsetOutOfRangeError
 from broker_core.storage.fetch_slice import FetchSlice
-from broker_core.storage.files import FileState, TopicPartition, parse_partition_dir_name
+from broker_core.storage.files import TopicPartition, parse_partition_dir_name
 from broker_core.storage.loader import LoadedLog, load_log
-from broker_core.storage.log_validator import AppendInfo, validate_append
+from broker_core.storage.log_flusher import LogFlusher
+from broker_core.storage.log_validator import AppendInfo, ValidatedAppend, validate_append
 from broker_core.storage.pending_deletes import PendingDeletes
-from broker_core.storage.retention import (
-    DeletionReason,
-    RetentionCandidate,
-    RetentionPolicy,
-    deletable_prefix,
-)
-from broker_core.storage.segment import INT32_MAX, LogSegment, SegmentInfo
+from broker_core.storage.retention import RetentionPolicy, deletable_prefix
+from broker_core.storage.segment import LogSegment, SegmentInfo
 from broker_core.storage.segments import LogSegments
 from broker_core.storage.time_index import TimestampOffset
 from broker_core.storage.txn_index import AbortedTxn
@@ -55,8 +54,8 @@ from broker_core.storage.txn_index import AbortedTxn
 Clock = Callable[[], int]
 
 
-class Log:
-    """The log of one partition. Create with :meth:`Log.open`."""
+class LocalLog:
+    """The local log of one partition. Create with :meth:`LocalLog.open`."""
 
     def __init__(self, directory: Path, config: LogConfig, clock: Clock, loaded: LoadedLog) -> None:
         self._dir = directory
@@ -65,37 +64,25 @@ class Log:
         self._segments: LogSegments = loaded.segments
         self._log_start_offset = loaded.log_start_offset
         self._next_offset = loaded.next_offset
-        self._recovery_point = loaded.recovery_point
+        self._flusher = LogFlusher(directory, loaded.segments, recovery_point=loaded.recovery_point, clock=clock)
         self._txn_index_lost_from = loaded.txn_index_lost_from
-        self._last_flush_ms = clock()
         self._pending = PendingDeletes()
-        self._dir_dirty = False
         self._closed = False
         self.topic_partition: TopicPartition | None = parse_partition_dir_name(directory.name)
 
     @classmethod
     def open(
-        cls,
-        directory: Path,
-        config: LogConfig,
-        *,
-        clock: Clock,
-        recovery_point: int = 0,
-        log_start_offset: int | None = None,
-        had_clean_shutdown: bool = False,
-    ) -> Log:
+        cls, directory: Path, config: LogConfig, *, clock: Clock, recovery_point: int = 0,
+        log_start_offset: int | None = None, had_clean_shutdown: bool = False,
+    ) -> LocalLog:
         """Open (or create) the log in ``directory``, recovering what a crash left.
 
         ``recovery_point`` is the offset below which data is known flushed;
         ``had_clean_shutdown`` skips re-validation entirely.
         """
         loaded = load_log(
-            directory,
-            config,
-            clock=clock,
-            recovery_point=recovery_point,
-            log_start_offset=log_start_offset,
-            had_clean_shutdown=had_clean_shutdown,
+            directory, config, clock=clock, recovery_point=recovery_point,
+            log_start_offset=log_start_offset, had_clean_shutdown=had_clean_shutdown,
         )
         return cls(directory, config, clock, loaded)
 
@@ -120,7 +107,7 @@ class Log:
     @property
     def recovery_point(self) -> int:
         """Offset below which every batch is fsynced."""
-        return self._recovery_point
+        return self._flusher.recovery_point
 
     @property
     def txn_index_lost_from(self) -> int | None:
@@ -130,11 +117,11 @@ class Log:
 
     @property
     def unflushed_messages(self) -> int:
-        return self._next_offset - self._recovery_point
+        return self._next_offset - self._flusher.recovery_point
 
     @property
     def last_flush_ms(self) -> int:
-        return self._last_flush_ms
+        return self._flusher.last_flush_ms
 
     @property
     def size_in_bytes(self) -> int:
@@ -174,40 +161,41 @@ class Log:
     # --------------------------------------------------------------- append
 
     def append(
-        self,
-        records: bytes | bytearray | memoryview,
-        *,
-        leader_epoch: int = -1,
-        assign_offsets: bool = True,
+        self, records: bytes | bytearray | memoryview, *, leader_epoch: int = -1, assign_offsets: bool = True
     ) -> AppendInfo:
-        """Validate and append whole v2 batches; return what was written.
+        """Validate (``validate_append``) and append whole v2 batches; return what was written.
 
-        With ``assign_offsets`` (the leader's produce path) the batches get
-        offsets from the log end offset and ``leader_epoch`` as their
-        partitionLeaderEpoch; without it (a follower) they keep both, and
-        their offsets must be at or above the log end offset and increasing.
-        The log rolls first when the active segment cannot take the bytes,
-        is older than ``segment.ms`` or has a full index. Raises
-        ``CorruptRecordError``, ``RecordTooLargeError``, ``InvalidAppendError``
-        or, on an I/O failure, ``LogDirError`` (the log is unchanged then).
+        With ``assign_offsets`` the batches get offsets from the log end
+        offset and ``leader_epoch``; without it (a follower) they keep theirs.
+        Raises what ``validate_append`` and ``append_validated`` raise; the
+        log is unchanged then.
         """
         self._check_open()
-        config = self._config
         now = self._clock()
-        staged = validate_append(
-            records,
-            next_offset=self._next_offset,
-            max_message_bytes=config.max_message_bytes,
-            assign_offsets=assign_offsets,
-            leader_epoch=leader_epoch,
-            log_append_time_ms=now if config.log_append_time else None,
+        validated = validate_append(
+            records, self._config, next_offset=self._next_offset, assign_offsets=assign_offsets,
+            leader_epoch=leader_epoch, now_ms=now,
         )
+        return self.append_validated(validated, now_ms=now)
+
+    def append_validated(self, staged: ValidatedAppend, *, now_ms: int) -> AppendInfo:
+        """Append batches ``validate_append`` checked against this log's end; return what was written.
+
+        The log rolls first when the active segment cannot take the
+        bytes, is older than ``segment.ms`` or has a full index. Raises
+        ``AppendTooLargeError`` for an append larger than ``segment.bytes``
+        and, on an I/O failure, ``LogDirError`` (the log is unchanged then).
+        """
+        self._check_open()
+        if staged.first_offset < self._next_offset:
+            raise ValueError(f"validated append starts at {staged.first_offset}, below the log end {self._next_offset}")
+        config = self._config
         size = len(staged.data)
         if size > config.segment_bytes:
             raise AppendTooLargeError(size, config.segment_bytes)
-        segment = self._maybe_roll(size, staged.first_offset, staged.last_offset, now)
+        segment = self._maybe_roll(size, staged.first_offset, staged.last_offset, now_ms)
         try:
-            segment.append(staged.data, staged.headers, now_ms=now)
+            segment.append(staged.data, staged.headers, now_ms=now_ms)
         except OSError as exc:
             raise LogDirError(segment.log_path, f"append failed: {exc.strerror or exc}") from exc
         self._next_offset = staged.last_offset + 1
@@ -218,9 +206,7 @@ class Log:
     def _maybe_roll(self, size: int, first_offset: int, last_offset: int, now_ms: int) -> LogSegment:
         segment = self.active_segment
         config = self._config
-        full = segment.size + size > config.segment_bytes or segment.size + size > INT32_MAX
-        aged = not segment.is_empty and segment.time_waited_for_roll(now_ms) > config.segment_ms
-        if full or aged or segment.indexes_full() or not segment.can_hold_offset(last_offset):
+        if segment.should_roll(size, last_offset, now_ms, config.segment_bytes, config.segment_ms):
             return self._roll(first_offset)
         return segment
 
@@ -241,27 +227,24 @@ class Log:
         else:
             active.on_become_inactive()
             active.release_indexes()
+        segment = self._add_active_segment(base_offset)
+        self._flusher.mark_directory_dirty()
+        return segment
+
+    def _add_active_segment(self, base_offset: int) -> LogSegment:
+        config = self._config
         segment = LogSegment(
-            self._dir,
-            base_offset,
-            index_interval_bytes=self._config.index_interval_bytes,
-            max_index_size=self._config.segment_index_bytes,
-            created_ms=self._clock(),
+            self._dir, base_offset, index_interval_bytes=config.index_interval_bytes,
+            max_index_size=config.segment_index_bytes, created_ms=self._clock(),
         )
         segment.activate()
         self._segments.add(segment)
-        self._dir_dirty = True
         return segment
 
     # ----------------------------------------------------------------- read
 
     def read(
-        self,
-        start_offset: int,
-        max_bytes: int,
-        *,
-        max_offset: int | None = None,
-        min_one_batch: bool = True,
+        self, start_offset: int, max_bytes: int, *, max_offset: int | None = None, min_one_batch: bool = True
     ) -> FetchSlice:
         """Whole batches from the one holding ``start_offset``, from one segment.
 
@@ -276,18 +259,8 @@ class Log:
             raise OffsetOutOfRangeError(start_offset, self._log_start_offset, self._next_offset)
         if start_offset == self._next_offset or (max_offset is not None and start_offset >= max_offset):
             return self._empty_slice(start_offset)
-        segment = self._segments.floor(start_offset) or self._segments.first
-        while segment is not None:
-            found = segment.read(start_offset, max_bytes, max_offset=max_offset, min_one_batch=min_one_batch)
-            if found is not None:
-                if found.size == 0:
-                    return FetchSlice(segment.file, found.position, 0, start_offset, start_offset - 1, segment.base_offset)
-                return FetchSlice(
-                    segment.file, found.position, found.size, found.first_offset, found.last_offset, segment.base_offset
-                )
-            # Nothing at or after start_offset here (an empty segment or a gap): try the next one.
-            segment = self._segments.higher(segment.base_offset)
-        return self._empty_slice(start_offset)
+        found = self._segments.read(start_offset, max_bytes, max_offset=max_offset, min_one_batch=min_one_batch)
+        return found if found is not None else self._empty_slice(start_offset)
 
     def _empty_slice(self, offset: int) -> FetchSlice:
         active = self.active_segment
@@ -312,19 +285,11 @@ class Log:
         """Aborted transactions a fetch of ``start_offset`` up to ``upper_bound_offset`` overlaps.
 
         Those whose marker is at or above ``start_offset`` and whose first
-        offset is below ``upper_bound_offset``, in marker order. The search
-        starts at the segment holding ``start_offset`` and walks later ones
-        (a transaction may be aborted segments after it began) until an
-        entry shows that every transaction begun below the bound had ended.
+        offset is below ``upper_bound_offset``, in marker order (see
+        ``LogSegments.collect_aborted_transactions``).
         """
         self._check_open()
-        found: list[AbortedTxn] = []
-        for segment in self._segments.from_offset(start_offset):
-            result = segment.collect_aborted_txns(start_offset, upper_bound_offset)
-            found.extend(result.aborted)
-            if result.is_complete:
-                break
-        return found
+        return self._segments.collect_aborted_transactions(start_offset, upper_bound_offset)
 
     def truncate_aborted_txns_from(self, offset: int) -> int:
         """Drop the index entries of markers at or above ``offset``; return how many went.
@@ -347,22 +312,12 @@ class Log:
         record decodes that batch. None when no batch is that recent.
         """
         self._check_open()
-        for segment in self._segments:
-            if segment.max_timestamp < timestamp or segment.next_offset <= self._log_start_offset:
-                continue
-            found = segment.find_offset_by_timestamp(timestamp, self._log_start_offset)
-            if found is not None:
-                return found
-        return None
+        return self._segments.offset_for_timestamp(timestamp, self._log_start_offset)
 
     def max_timestamp_and_offset(self) -> TimestampOffset | None:
         """The largest batch timestamp in the log and the base offset of its batch."""
         self._check_open()
-        best: TimestampOffset | None = None
-        for segment in self._segments:
-            if segment.max_timestamp >= 0 and (best is None or segment.max_timestamp > best.timestamp):
-                best = TimestampOffset(segment.max_timestamp, max(segment.offset_of_max_timestamp, self._log_start_offset))
-        return best
+        return self._segments.max_timestamp_and_offset(self._log_start_offset)
 
     # ----------------------------------------------------------- truncation
 
@@ -393,8 +348,8 @@ class Log:
         target.flush()
         self._next_offset = target.next_offset
         self._log_start_offset = min(self._log_start_offset, self._next_offset)
-        self._recovery_point = min(self._recovery_point, self._next_offset)
-        self._sync_directory()
+        self._flusher.truncated_to(self._next_offset)
+        self._flusher.sync_directory()
         return True
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
@@ -403,19 +358,11 @@ class Log:
         if offset < 0:
             raise ValueError(f"cannot start a log at negative offset {offset}")
         self._remove_segments(list(self._segments))
-        segment = LogSegment(
-            self._dir,
-            offset,
-            index_interval_bytes=self._config.index_interval_bytes,
-            max_index_size=self._config.segment_index_bytes,
-            created_ms=self._clock(),
-        )
-        segment.activate()
-        self._segments.add(segment)
+        self._add_active_segment(offset)
         self._next_offset = offset
         self._log_start_offset = offset
-        self._recovery_point = offset
-        self._sync_directory()
+        self._flusher.restarted_at(offset)
+        self._flusher.sync_directory()
 
     # ------------------------------------------------------------ retention
 
@@ -450,46 +397,32 @@ class Log:
         config = self._config
         policy = RetentionPolicy(config.retention_ms, config.retention_bytes, config.delete_enabled)
         now = self._clock() if now_ms is None else now_ms
-        return len(self._apply_retention(now, high_watermark, policy=policy))
+        return self._apply_retention(now, high_watermark, policy=policy)
 
-    def _apply_retention(
-        self, now_ms: int, high_watermark: int | None, *, policy: RetentionPolicy
-    ) -> list[tuple[RetentionCandidate, DeletionReason]]:
-        ordered = list(self._segments)
-        candidates = [
-            RetentionCandidate(segment.base_offset, segment.size, segment.largest_timestamp(), successor.base_offset)
-            for segment, successor in zip(ordered, ordered[1:])
-        ]
+    def _apply_retention(self, now_ms: int, high_watermark: int | None, *, policy: RetentionPolicy) -> int:
+        """Delete the prefix of segments ``deletable_prefix`` picks; return how many went."""
         chosen = deletable_prefix(
-            candidates,
-            policy=policy,
-            now_ms=now_ms,
-            log_start_offset=self._log_start_offset,
-            total_size=sum(segment.size for segment in ordered),
+            self._segments.retention_candidates(), policy=policy, now_ms=now_ms,
+            log_start_offset=self._log_start_offset, total_size=self._segments.size_in_bytes(),
             upper_bound_offset=high_watermark,
         )
         if chosen:
-            self._remove_segments(ordered[: len(chosen)])
+            self._remove_segments(list(self._segments)[: len(chosen)])
             first = self._segments.first
             if first is not None:
                 self._log_start_offset = max(self._log_start_offset, first.base_offset)
-        return chosen
+        return len(chosen)
 
     def _remove_segments(self, segments: list[LogSegment]) -> None:
         """Take segments out of the log now; delete their files after the delay."""
         if not segments:
             return
-        now = self._clock()
         delay = self._config.file_delete_delay_ms
+        due = None if delay == 0 else self._clock() + delay
         for segment in segments:
             self._segments.remove(segment.base_offset)
-            segment.release_indexes()
-            segment.rename_to(FileState.DELETED)
-            if delay == 0:
-                segment.delete_files()
-            else:
-                self._pending.schedule(segment, now + delay)
-        self._dir_dirty = True
+            self._pending.retire(segment, due)
+        self._flusher.mark_directory_dirty()
 
     def run_pending_deletes(self, now_ms: int | None = None) -> int:
         """Delete the files of removed segments whose delay has passed; return how many."""
@@ -500,26 +433,13 @@ class Log:
     def flush(self, up_to_offset: int | None = None) -> None:
         """fsync every segment holding offsets below ``up_to_offset`` (default: all)."""
         self._check_open()
-        target = self._next_offset if up_to_offset is None else min(up_to_offset, self._next_offset)
-        if target <= self._recovery_point and not self._dir_dirty:
-            return
-        try:
-            for segment in self._segments.from_offset(self._recovery_point):
-                if segment.base_offset >= target:
-                    break
-                segment.flush()
-            if self._dir_dirty:
-                self._sync_directory()
-        except OSError as exc:
-            raise LogDirError(self._dir, f"flush failed: {exc.strerror or exc}") from exc
-        self._recovery_point = max(self._recovery_point, target)
-        self._last_flush_ms = self._clock()
+        self._flusher.flush(self._next_offset if up_to_offset is None else min(up_to_offset, self._next_offset))
 
     def flush_if_due(self, now_ms: int) -> bool:
         """Apply ``flush.ms``: flush when unflushed data waited that long."""
         if self._closed or self.unflushed_messages == 0:
             return False
-        if now_ms - self._last_flush_ms < self._config.flush_ms:
+        if now_ms - self._flusher.last_flush_ms < self._config.flush_ms:
             return False
         self.flush()
         return True
@@ -529,18 +449,10 @@ class Log:
         if self._closed:
             return False
         active_base = self.active_segment.base_offset
-        if self._recovery_point >= active_base:
+        if self._flusher.recovery_point >= active_base:
             return False
         self.flush(active_base)
         return True
-
-    def _sync_directory(self) -> None:
-        fd = os.open(self._dir, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        self._dir_dirty = False
 
     # ------------------------------------------------------------ lifecycle
 
@@ -581,6 +493,6 @@ class Log:
 
     def __repr__(self) -> str:
         return (
-            f"Log({self._dir.name}, start={self._log_start_offset}, end={self._next_offset}, "
+            f"LocalLog({self._dir.name}, start={self._log_start_offset}, end={self._next_offset}, "
             f"segments={len(self._segments)})"
         )

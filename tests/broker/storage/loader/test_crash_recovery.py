@@ -18,7 +18,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from broker_core.storage.files import FileKind, parse_segment_file_name
-from broker_core.storage.log import Log
+from broker_core.storage.local_log import LocalLog
 from broker_core.storage.offset_index import OffsetIndex
 from broker_core.storage.time_index import TimeIndex
 from tests.broker.storage.batch_factory import (
@@ -42,7 +42,7 @@ class Stored:
 
 
 def write_log(directory: Path, clock: FakeClock, specs: list[tuple[int, int, int]], flush_after: int | None) -> tuple[list[Stored], int]:
-    log = Log.open(directory, CONFIG, clock=clock)
+    log = LocalLog.open(directory, CONFIG, clock=clock)
     stored: list[Stored] = []
     for i, (records, payload, ts_jitter) in enumerate(specs):
         ts = clock.now + ts_jitter
@@ -107,7 +107,7 @@ def damage(directory: Path, stored: list[Stored], recovery_point: int, mode: str
     return first_damaged
 
 
-def check_index_files(directory: Path, log: Log) -> None:
+def check_index_files(directory: Path, log: LocalLog) -> None:
     for info in log.segments:
         index = OffsetIndex(directory / f"{info.base_offset:020d}.index", info.base_offset, CONFIG.segment_index_bytes)
         index.sanity_check(info.size)
@@ -130,7 +130,7 @@ def test_reopening_after_a_crash_keeps_exactly_the_longest_valid_prefix(scenario
         survivors = stored[:first_damaged]
         expected_end = survivors[-1].last_offset + 1 if survivors else 0
 
-        log = Log.open(directory, CONFIG, clock=clock, recovery_point=recovery_point)
+        log = LocalLog.open(directory, CONFIG, clock=clock, recovery_point=recovery_point)
         assert log.log_end_offset == expected_end
         assert log.recovery_point == expected_end
         assert read_all(log) == b"".join(s.data for s in survivors)
@@ -152,7 +152,7 @@ def test_reopening_after_a_crash_keeps_exactly_the_longest_valid_prefix(scenario
         log.close()
         check_index_files(directory, log)
 
-        reopened = Log.open(directory, CONFIG, clock=clock, had_clean_shutdown=True)
+        reopened = LocalLog.open(directory, CONFIG, clock=clock, had_clean_shutdown=True)
         assert reopened.log_end_offset == expected_end + 2
         assert read_all(reopened).startswith(b"".join(s.data for s in survivors))
         reopened.close()

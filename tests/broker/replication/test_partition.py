@@ -6,13 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from broker_core.replication.partition import (
-    ControlBatchFromClientError,
-    Partition,
-)
+from broker_core.replication.partition import Partition
 from broker_core.storage.config import LogConfig
+from broker_core.storage.errors import ControlBatchFromClientError
 from broker_core.storage.files import FileKind, segment_file_name
-from broker_core.storage.log import Log
+from broker_core.storage.local_log import LocalLog
 from broker_core.storage.producer_state import (
     AppendOrigin,
     InvalidProducerEpochError,
@@ -20,6 +18,7 @@ from broker_core.storage.producer_state import (
     TransactionCoordinatorFencedError,
 )
 from broker_core.storage.txn_index import AbortedTxn
+from broker_core.storage.unified_log import UnifiedLog
 from spate.records import (
     NO_SEQUENCE,
     ControlType,
@@ -58,8 +57,8 @@ class Producers:
 
 
 def open_partition(directory: Path, clock: Clock) -> Partition:
-    log = Log.open(directory, CONFIG, clock=clock)
-    return Partition("t", 0, log, leader_epoch=0, clock=clock, producer_id_expiration_ms=86_400_000)
+    log = UnifiedLog(LocalLog.open(directory, CONFIG, clock=clock), clock=clock, producer_id_expiration_ms=86_400_000)
+    return Partition("t", 0, log, leader_epoch=0)
 
 
 def plain(count: int = 1) -> bytes:
@@ -175,7 +174,7 @@ def test_transaction_aborted_segments_later_is_listed_for_a_fetch_where_it_began
     partition.append_records(producers.batch(1))
     for _ in range(40):
         partition.append_records(plain(3))
-    assert partition.log.number_of_segments >= 2
+    assert partition.log.local_log.number_of_segments >= 2
     partition.write_txn_marker(producer_id=1, producer_epoch=0, coordinator_epoch=0, commit=False)
     read = partition.read(0, 200, isolation_level=IsolationLevel.READ_COMMITTED, min_one_batch=True)
     assert read.slice.first_offset == 0
@@ -205,7 +204,7 @@ def test_marker_under_a_newer_producer_epoch_closes_the_transaction(partition, p
     partition.append_records(producers.batch(7, epoch=3))
     partition.write_txn_marker(producer_id=7, producer_epoch=4, coordinator_epoch=0, commit=False)
     assert partition.last_stable_offset == 2
-    assert partition.producer_state.last_entry(7).producer_epoch == 4
+    assert partition.log.producer_state.last_entry(7).producer_epoch == 4
 
 
 def test_marker_from_an_older_coordinator_is_refused(partition, producers):
@@ -301,8 +300,8 @@ def test_corrupt_index_below_the_snapshot_is_rebuilt_from_the_whole_log(director
     path.write_bytes(b"\x00\x07" + path.read_bytes()[2:])
     reopened = open_partition(directory, clock)
     assert aborted_everywhere(reopened) == [AbortedTxn(1, 0, 1, 2)]
-    assert reopened.log.txn_index_lost_from is None
-    assert reopened.producer_state.last_entry(1).producer_epoch == 0
+    assert reopened.log.local_log.txn_index_lost_from is None
+    assert reopened.log.producer_state.last_entry(1).producer_epoch == 0
 
 
 def test_clean_reopen_keeps_open_transactions_and_the_lso(directory, clock, producers):

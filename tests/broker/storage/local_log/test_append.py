@@ -1,4 +1,4 @@
-"""Appending to a log: validation, offset assignment, stamping, flush policy."""
+"""Appending to a local log: validation, offset assignment, stamping (local_log.py, log_validator.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from broker_core.storage.errors import (
     InvalidAppendError,
     RecordTooLargeError,
 )
-from broker_core.storage.log import Log
+from broker_core.storage.local_log import LocalLog
 from spate.records.batch import TIMESTAMP_TYPE_MASK, validate_batch
 from spate.records.errors import CorruptRecordError
 from tests.broker.storage.batch_factory import (
@@ -25,8 +25,8 @@ from tests.broker.storage.batch_factory import (
 )
 
 
-def open_log(log_dir: Path, clock: FakeClock, **config: object) -> Log:
-    return Log.open(log_dir, small_config(**config), clock=clock)
+def open_log(log_dir: Path, clock: FakeClock, **config: object) -> LocalLog:
+    return LocalLog.open(log_dir, small_config(**config), clock=clock)
 
 
 def test_offsets_are_assigned_consecutively_from_the_log_end(log_dir: Path, clock: FakeClock):
@@ -152,23 +152,6 @@ def test_replicated_batches_far_beyond_a_segment_s_offset_range_roll_a_new_segme
     assert log.read(far, 1000).first_offset == far
 
 
-def test_flush_messages_flushes_and_advances_the_recovery_point(log_dir: Path, clock: FakeClock):
-    log = open_log(log_dir, clock, flush_messages=5)
-    log.append(make_batch(records=3))
-    assert log.recovery_point == 0
-    log.append(make_batch(records=3))
-    assert log.recovery_point == 6
-    assert log.unflushed_messages == 0
-
-
-def test_flush_ms_flushes_only_once_the_interval_passed(log_dir: Path, clock: FakeClock):
-    log = open_log(log_dir, clock, flush_ms=1_000)
-    log.append(make_batch(records=3))
-    assert not log.flush_if_due(clock.advance(999))
-    assert log.flush_if_due(clock.advance(1))
-    assert log.recovery_point == 3
-
-
 def test_appends_on_a_closed_log_fail_with_a_typed_error(log_dir: Path, clock: FakeClock):
     from broker_core.storage.errors import LogClosedError
 
@@ -184,7 +167,7 @@ def test_a_partition_dir_path_that_is_a_file_is_a_log_dir_error(tmp_path: Path, 
     path = tmp_path / "orders-0"
     path.write_text("not a dir")
     with pytest.raises(LogDirError, match="not a directory"):
-        Log.open(path, LogConfig(), clock=clock)
+        LocalLog.open(path, LogConfig(), clock=clock)
 
 
 def test_batch_header_bytes_are_stored_big_endian_as_on_the_wire(log_dir: Path, clock: FakeClock):

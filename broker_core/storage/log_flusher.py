@@ -1,0 +1,82 @@
+"""How much of one local log is on disk: its recovery point, and the fsyncs that move it.
+
+Appends go to the OS page cache. Everything below the recovery point was
+fsynced: the segments holding it and, when segment files were created,
+renamed or removed since the last flush, the partition directory (a new
+segment whose directory entry is lost after a crash is as lost as its data).
+After a crash the loader re-validates only what lies above the recovery
+point, which the log manager checkpoints.
+
+The policy (``flush.messages`` inline, ``flush.ms`` and rolled segments from
+the log manager's scheduler) is the log's; this class does the fsyncs and
+keeps the bookkeeping. Not thread-safe: the log's single writer owns it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from broker_core.storage.errors import LogDirError
+from broker_core.storage.fs import fsync_directory
+from broker_core.storage.segments import LogSegments
+
+
+class LogFlusher:
+    """The recovery point of one log and the fsyncs below it."""
+
+    def __init__(
+        self, directory: Path, segments: LogSegments, *, recovery_point: int, clock: Callable[[], int]
+    ) -> None:
+        self._dir = directory
+        self._segments = segments
+        self._recovery_point = recovery_point
+        self._clock = clock
+        self._last_flush_ms = clock()
+        self._dir_dirty = False
+
+    @property
+    def recovery_point(self) -> int:
+        """Offset below which every batch is fsynced."""
+        return self._recovery_point
+
+    @property
+    def last_flush_ms(self) -> int:
+        return self._last_flush_ms
+
+    def mark_directory_dirty(self) -> None:
+        """Segment files were created, renamed or removed: fsync the directory on the next flush."""
+        self._dir_dirty = True
+
+    def flush(self, target: int) -> None:
+        """fsync every segment holding offsets from the recovery point up to ``target``,
+        and the directory when it changed; the recovery point becomes ``target``.
+
+        Raises ``LogDirError`` when an fsync fails (the recovery point stays).
+        """
+        if target <= self._recovery_point and not self._dir_dirty:
+            return
+        try:
+            for segment in self._segments.from_offset(self._recovery_point):
+                if segment.base_offset >= target:
+                    break
+                segment.flush()
+            if self._dir_dirty:
+                self.sync_directory()
+        except OSError as exc:
+            raise LogDirError(self._dir, f"flush failed: {exc.strerror or exc}") from exc
+        self._recovery_point = max(self._recovery_point, target)
+        self._last_flush_ms = self._clock()
+
+    def sync_directory(self) -> None:
+        """fsync the partition directory now (after a truncation removed or cut segments)."""
+        fsync_directory(self._dir)
+        self._dir_dirty = False
+
+    def truncated_to(self, log_end_offset: int) -> None:
+        """The log now ends at ``log_end_offset``: nothing above it counts as flushed."""
+        self._recovery_point = min(self._recovery_point, log_end_offset)
+
+    def restarted_at(self, offset: int) -> None:
+        """The log was emptied and continues at ``offset``."""
+        self._recovery_point = offset

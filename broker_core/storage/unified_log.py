@@ -1,0 +1,348 @@
+"""One partition's log with the state that gives its bytes meaning (Kafka's ``UnifiedLog``).
+
+It holds the partition's :class:`LocalLog` (segments, offsets, reads), its
+:class:`ProducerStateManager` (idempotence, fencing, open transactions) and
+its :class:`LeaderEpochFileCache` (where each leader epoch started), and keeps
+the three consistent: a batch is in the log exactly when producer state
+reflects it.
+
+A produce request enters storage once, through ``append_as_leader``:
+
+1. validate: framing, ``max.message.bytes`` and the CRC of every batch (the
+   one pass over the bytes), control batches refused from clients, offsets
+   assigned from the log end and the leader epoch stamped, all into a
+   private copy (``validate_append``); the headers found are the ones every
+   later step uses;
+2. stage producer state for every batch that carries a producer id, before
+   anything is written, so a refused batch leaves log and state untouched;
+3. answer a retry an idempotent producer already wrote with its original
+   offsets, writing nothing;
+4. append to the local log (which rolls first when needed);
+5. complete producer state batch by batch, indexing each transaction an
+   abort marker closes in the aborted-transaction index;
+6. record the leader epoch's start offset in the epoch cache.
+
+A follower's append (with replication) is the same pipeline from step 2 on
+(``_append``), after validating with the leader's offsets and epochs kept
+(``assign_offsets=False``) and producer state checked as ``REPLICATION``.
+
+Opening: producer state is loaded from its newest snapshot and the log after
+it is replayed through the same staging (``rebuild_from``); abort markers met
+on the way re-add their aborted-transaction index entries (those past the
+replay start are dropped first, so none is doubled), so entries a crash lost
+come back. When the loader discarded a corrupt aborted-transaction index
+below the snapshot, the whole log is replayed, as a snapshot cannot tell
+which transactions aborted.
+
+The log start offset, retention and flushing stay with the local log (the log
+manager drives them); the high watermark and what a fetch may see are the
+partition's. Not thread-safe: the partition's single writer calls it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from broker_core.storage.config import LogConfig
+from broker_core.storage.epoch_cache import LeaderEpochFileCache
+from broker_core.storage.fetch_slice import FetchSlice
+from broker_core.storage.local_log import Clock, LocalLog
+from broker_core.storage.log_validator import ValidatedAppend, validate_append
+from broker_core.storage.producer_state import (
+    AppendOrigin,
+    CompletedTxn,
+    DuplicateBatch,
+    EndTxnMarker,
+    OutOfOrderSequenceError,
+    ProducerAppendInfo,
+    ProducerStateManager,
+)
+from broker_core.storage.txn_index import AbortedTxn
+from spate.records.batch import BatchHeader, iter_batches
+from spate.records.control import ControlType, build_control_batch, parse_control_record
+from spate.records.errors import CorruptRecordError
+from spate.records.reader import decode_batch
+
+# Producer-state replay reads the log in chunks of this size.
+REPLAY_READ_BYTES = 8 * 1024 * 1024
+
+_Staged = list[ProducerAppendInfo | DuplicateBatch | None]
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """Where an append's batches landed (for a retry: where they had landed).
+
+    ``log_append_time`` is the broker time stamped into the batches on a
+    LogAppendTime topic, else -1; ``duplicate`` marks a retry answered
+    without writing.
+    """
+
+    base_offset: int
+    last_offset: int
+    log_append_time: int
+    log_start_offset: int
+    duplicate: bool = False
+
+
+class UnifiedLog:
+    """The local log, producer state and leader-epoch cache of one partition."""
+
+    def __init__(self, local_log: LocalLog, *, clock: Clock, producer_id_expiration_ms: int) -> None:
+        """Wrap ``local_log`` and recover producer state from its directory (see the module docstring)."""
+        self._local = local_log
+        self._clock = clock
+        self._producer_state = ProducerStateManager(
+            local_log.directory, clock=clock, max_producer_id_expiration_ms=producer_id_expiration_ms
+        )
+        self._epoch_cache = LeaderEpochFileCache(local_log.directory)
+        self._recover_producer_state()
+
+    def __repr__(self) -> str:
+        return f"UnifiedLog({self._local!r})"
+
+    # --------------------------------------------------------------- parts
+
+    @property
+    def local_log(self) -> LocalLog:
+        return self._local
+
+    @property
+    def producer_state(self) -> ProducerStateManager:
+        return self._producer_state
+
+    @property
+    def epoch_cache(self) -> LeaderEpochFileCache:
+        return self._epoch_cache
+
+    @property
+    def directory(self) -> Path:
+        return self._local.directory
+
+    @property
+    def config(self) -> LogConfig:
+        return self._local.config
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._local.log_start_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._local.log_end_offset
+
+    def first_unstable_offset(self) -> int | None:
+        """First offset of the oldest open transaction; ``None`` when none is open."""
+        return self._producer_state.first_unstable_offset()
+
+    def update_config(self, config: LogConfig) -> None:
+        self._local.update_config(config)
+
+    # --------------------------------------------------------------- append
+
+    def append_as_leader(
+        self, records: bytes | bytearray | memoryview, *, leader_epoch: int, origin: AppendOrigin = AppendOrigin.CLIENT
+    ) -> AppendResult:
+        """Append a produce request's batches as this partition's leader at ``leader_epoch``.
+
+        Nothing is written unless every batch passes. Raises
+        ``CorruptRecordError`` (malformed bytes, bad CRC, no batch),
+        ``RecordTooLargeError``, ``ControlBatchFromClientError`` (a control
+        batch from a client), ``InvalidAppendError``, a
+        ``ProducerStateError`` (``OutOfOrderSequenceError``,
+        ``InvalidProducerEpochError``, ``InvalidTxnStateError``,
+        ``TransactionCoordinatorFencedError``), ``AppendTooLargeError`` or
+        ``LogDirError``. A batch a client retries after it was written is
+        answered with its original offsets (``AppendResult.duplicate``).
+        """
+        if len(records) == 0:
+            raise CorruptRecordError("produce request carries no record batch")
+        now = self._clock()
+        validated = validate_append(
+            records,
+            self._local.config,
+            next_offset=self._local.log_end_offset,
+            assign_offsets=True,
+            leader_epoch=leader_epoch,
+            now_ms=now,
+            allow_control=origin is not AppendOrigin.CLIENT,
+        )
+        return self._append(validated, origin=origin, leader_epoch=leader_epoch, now_ms=now)
+
+    def append_txn_marker(
+        self,
+        *,
+        producer_id: int,
+        producer_epoch: int,
+        coordinator_epoch: int,
+        commit: bool,
+        leader_epoch: int,
+        timestamp_ms: int | None = None,
+    ) -> AppendResult:
+        """Append a COMMIT or ABORT marker for the producer's transaction, as the coordinator.
+
+        A marker for a producer with no open transaction here is written all
+        the same and closes nothing. Raises ``InvalidProducerEpochError`` when
+        ``producer_epoch`` is older than the producer's epoch here, and
+        ``TransactionCoordinatorFencedError`` for an older coordinator epoch.
+        """
+        batch = build_control_batch(
+            ControlType.COMMIT if commit else ControlType.ABORT,
+            producer_id,
+            producer_epoch,
+            coordinator_epoch,
+            timestamp=self._clock() if timestamp_ms is None else timestamp_ms,
+        )
+        return self.append_as_leader(batch, leader_epoch=leader_epoch, origin=AppendOrigin.COORDINATOR)
+
+    def _append(
+        self, validated: ValidatedAppend, *, origin: AppendOrigin, leader_epoch: int, now_ms: int
+    ) -> AppendResult:
+        """Steps 2-6 of an append (module docstring), for batches validated against this log."""
+        staged = self._stage_producer_state(validated, origin)
+        if len(staged) == 1 and isinstance(staged[0], DuplicateBatch):
+            original = staged[0]
+            return AppendResult(
+                original.first_offset, original.last_offset, -1, self._local.log_start_offset, duplicate=True
+            )
+        if any(isinstance(info, DuplicateBatch) for info in staged):
+            # A duplicate mixed with new batches cannot be answered with one base offset.
+            raise OutOfOrderSequenceError("request mixes a retried batch with new ones")
+        info = self._local.append_validated(validated, now_ms=now_ms)
+        self._complete_producer_state(validated.headers, staged, now_ms)
+        self._epoch_cache.assign(leader_epoch, info.first_offset)
+        return AppendResult(info.first_offset, info.last_offset, info.log_append_time, self._local.log_start_offset)
+
+    def _stage_producer_state(self, validated: ValidatedAppend, origin: AppendOrigin) -> _Staged:
+        """Check every batch with a producer id against producer state; nothing changes yet."""
+        staging = self._producer_state.stage_append(origin=origin)
+        return [
+            staging.prepare(header, _marker_of(validated.data, header)) if header.has_producer_id else None
+            for header in validated.headers
+        ]
+
+    def _complete_producer_state(self, headers: Sequence[BatchHeader], staged: _Staged, now_ms: int) -> None:
+        """Apply the staged batches now that the log holds them, in order."""
+        for header, producer_info in zip(headers, staged):
+            if isinstance(producer_info, ProducerAppendInfo):
+                completed = self._producer_state.complete_append(
+                    producer_info, header.base_offset, header.last_offset, now_ms
+                )
+                if completed is not None:
+                    self._index_if_aborted(completed)
+        self._producer_state.update_map_end_offset(self._local.log_end_offset)
+
+    def _index_if_aborted(self, completed: CompletedTxn) -> None:
+        """Add an aborted transaction to the index, with the LSO now that it has ended.
+
+        Producer state already reflects the marker. The LSO is the log's:
+        the oldest transaction still open, else the offset after the marker
+        (a high watermark may lag behind the marker on a follower).
+        """
+        if not completed.is_aborted:
+            return
+        unstable = self._producer_state.first_unstable_offset()
+        stable = completed.last_offset + 1 if unstable is None else min(unstable, completed.last_offset + 1)
+        self._local.append_aborted_txn(
+            AbortedTxn(completed.producer_id, completed.first_offset, completed.last_offset, stable)
+        )
+
+    # --------------------------------------------------------------- epochs
+
+    def maybe_assign_epoch_start_offset(self, leader_epoch: int, start_offset: int) -> None:
+        """Record that ``leader_epoch`` writes from ``start_offset`` on (a no-op when it already does)."""
+        self._epoch_cache.assign(leader_epoch, start_offset)
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """``(epoch, end_offset)`` as OffsetForLeaderEpoch answers it (see ``LeaderEpochFileCache``)."""
+        return self._epoch_cache.end_offset_for(epoch, self._local.log_end_offset)
+
+    # ----------------------------------------------------------------- read
+
+    def read(
+        self, start_offset: int, max_bytes: int, *, max_offset: int | None = None, min_one_batch: bool = True
+    ) -> FetchSlice:
+        """Whole batches from ``start_offset`` (``LocalLog.read``)."""
+        return self._local.read(start_offset, max_bytes, max_offset=max_offset, min_one_batch=min_one_batch)
+
+    def collect_aborted_transactions(self, start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        return self._local.collect_aborted_transactions(start_offset, upper_bound_offset)
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """``(timestamp, offset)`` of the first record at or after ``timestamp``.
+
+        The time index finds the batch; the batch is decoded to find the record,
+        as clients expect a record offset, not a batch's base offset.
+        """
+        found = self._local.offset_for_timestamp(timestamp)
+        if found is None:
+            return None
+        batch = decode_batch(self._local.read(found.offset, 1, min_one_batch=True).read_bytes())
+        for record in batch.records:
+            if record.timestamp >= timestamp and record.offset >= self._local.log_start_offset:
+                return record.timestamp, record.offset
+        return found.timestamp, found.offset
+
+    # ---------------------------------------------------------- maintenance
+
+    def delete_records_before(self, offset: int) -> int:
+        """Move the log start offset (DeleteRecords); return the new low watermark."""
+        return self._local.delete_records_before(offset)
+
+    def checkpoint(self) -> None:
+        """Flush the log and snapshot producer state at its end (clean shutdown, periodic checkpoint)."""
+        self._local.flush()
+        self._producer_state.take_snapshot(self._local.log_end_offset)
+
+    def flush(self) -> None:
+        self._local.flush()
+
+    def close(self) -> None:
+        """Close the local log; producer state is snapshotted by ``checkpoint``, not here."""
+        self._local.close()
+
+    # ------------------------------------------------------------- recovery
+
+    def _recover_producer_state(self) -> None:
+        """Load the newest snapshot and replay the log after it (see the module docstring)."""
+        local, state = self._local, self._producer_state
+        start, end = local.log_start_offset, local.log_end_offset
+        replay_from = state.load(start, end)
+        lost_from = local.txn_index_lost_from
+        if lost_from is not None and lost_from < replay_from:
+            state.forget_state(start)
+            replay_from = start
+        if replay_from < end:
+            local.truncate_aborted_txns_from(replay_from)
+            state.rebuild_from(self._batches_from(replay_from), on_completed=self._index_if_aborted)
+        local.forget_lost_txn_index()
+        state.update_map_end_offset(end)
+
+    def _batches_from(self, offset: int) -> Iterator[tuple[BatchHeader, EndTxnMarker | None]]:
+        """Batches from ``offset`` to the log end, a segment's worth at a time; control batches decoded."""
+        end = self._local.log_end_offset
+        while offset < end:
+            chunk = self._local.read(offset, REPLAY_READ_BYTES).read_bytes()
+            if not chunk:
+                return
+            for header in iter_batches(chunk, check_crc=False):
+                yield header, _marker_of(chunk, header)
+                offset = header.next_offset
+
+
+def _marker_of(buf: bytes | bytearray | memoryview, header: BatchHeader) -> EndTxnMarker | None:
+    """The decoded marker of a control batch (None for other batches).
+
+    Only control batches are decoded; they are rare and hold one record.
+    """
+    if not header.is_control:
+        return None
+    batch = decode_batch(buf, header.position)
+    if len(batch.records) != 1:
+        raise CorruptRecordError(
+            f"control batch at offset {header.base_offset} holds {len(batch.records)} records, not 1"
+        )
+    control_type, coordinator_epoch = parse_control_record(batch.records[0])
+    return EndTxnMarker(control_type, coordinator_epoch)
