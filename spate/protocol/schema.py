@@ -162,7 +162,7 @@ def message(
         raise SchemaError(f"{name}: bad flexible_from {flexible_from}")
     root = Struct(name, *fields)
     module = sys._getframe(1).f_globals.get("__name__", __name__)
-    builder = Builder(name, flexible_from, module, Message, StructValue)
+    builder = Builder(name, (low, high), flexible_from, module, Message, StructValue)
     builder.check_struct(root, (low, high))
     cls = builder.make_class(root)
     codecs = {v: builder.struct_codec(root, v) for v in range(low, high + 1)}
