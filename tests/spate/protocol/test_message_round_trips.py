@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import struct
+import uuid
 from typing import Any
 
 import pytest
@@ -82,6 +83,8 @@ class SampleMaker:
             return "".join(rng.choice("abcxyz-._é€") for _ in range(rng.randint(0, 12)))
         if kind in (t.BYTES, t.RECORDS):
             return rng.randbytes(rng.randint(0, 40))
+        if kind is t.UUID:
+            return rng.choice([t.ZERO_UUID, uuid.UUID(int=rng.getrandbits(128))])
         raise AssertionError(f"no sample for {kind!r}")
 
 
