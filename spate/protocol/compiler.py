@@ -77,9 +77,16 @@ class Builder:
     """
 
     def __init__(
-        self, message_name: str, flexible_from: int | None, module: str, message_base: type, struct_base: type
+        self,
+        message_name: str,
+        message_span: tuple[int, int],
+        flexible_from: int | None,
+        module: str,
+        message_base: type,
+        struct_base: type,
     ) -> None:
         self.message_name = message_name
+        self.message_span = message_span
         self.flexible_from = flexible_from
         self.module = module
         self.message_base = message_base
@@ -151,10 +158,10 @@ class Builder:
         if isinstance(kind, Struct):
             if nullable is not None:
                 raise self.fail(where, "struct fields cannot be nullable")
-            self.check_struct(kind, versions)
+            self.check_nested(where, kind, versions)
         elif isinstance(kind, Array):
             if isinstance(kind.of, Struct):
-                self.check_struct(kind.of, versions)
+                self.check_nested(where, kind.of, versions)
             elif kind.of not in _VARIANTS and kind.of not in _FIXED:
                 raise self.fail(where, f"unsupported array element {kind.of!r}")
         elif kind in _FIXED:
@@ -162,6 +169,21 @@ class Builder:
                 raise self.fail(where, f"{kind!r} cannot be nullable")
         elif kind not in _VARIANTS:
             raise self.fail(where, f"unsupported type {kind!r}")
+
+    def check_nested(self, where: str, struct: Struct, span: tuple[int, int]) -> None:
+        """Check a struct held by a field that exists in ``span``."""
+        if struct.versions is None:
+            self.check_struct(struct, span)
+            return
+        message_span = self.message_span
+        first, last = struct.versions
+        own = (first, message_span[1] if last is None else last)
+        if not message_span[0] <= own[0] <= own[1] <= message_span[1]:
+            raise self.fail(struct.name, f"versions {struct.versions} outside the message's {message_span}")
+        if not own[0] <= span[0] <= span[1] <= own[1]:
+            raise self.fail(where, f"used in versions {span}, outside its struct's {own}")
+        if id(struct) not in self.struct_spans:
+            self.check_struct(struct, own)
 
     def check_default(self, where: str, f: Field, versions: tuple[int, int], span: tuple[int, int]) -> None:
         scalar = not isinstance(f.type, (Array, Struct))

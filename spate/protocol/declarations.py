@@ -74,13 +74,23 @@ class Array:
 
 
 class Struct:
-    """A named group of fields; it becomes a dataclass of the same name."""
+    """A named group of fields; it becomes a dataclass of the same name.
 
-    __slots__ = ("name", "fields")
+    ``versions`` makes it a common struct (Kafka's ``commonStructs``): one
+    class that several fields share although they exist in different versions
+    (a v0 flat partition list and a v2 per-topic one, say). Its fields' spans
+    are then read against ``versions`` (``last=None``: the message's last
+    version) instead of against the field that holds it; every such field
+    must lie within it. Without ``versions`` a shared struct must be used in
+    the same versions everywhere.
+    """
 
-    def __init__(self, name: str, *fields: Field) -> None:
+    __slots__ = ("name", "fields", "versions")
+
+    def __init__(self, name: str, *fields: Field, versions: VersionSpan | None = None) -> None:
         self.name = name
         self.fields = fields
+        self.versions = versions
 
     def __repr__(self) -> str:
         return f"Struct({self.name!r})"

@@ -181,7 +181,7 @@ def build_message(
     if flexible_from is not None and flexible_from < 0:
         raise SchemaError(f"{name}: bad flexible_from {flexible_from}")
     root = Struct(name, *fields)
-    builder = Builder(name, flexible_from, module, base, StructValue)
+    builder = Builder(name, (low, high), flexible_from, module, base, StructValue)
     builder.check_struct(root, (low, high))
     cls = builder.make_class(root)
     codecs = {v: builder.struct_codec(root, v) for v in range(low, high + 1)}
