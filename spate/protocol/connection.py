@@ -191,7 +191,7 @@ class ServerConnection:
         schema = self._schemas[api_key]
         header = RequestHeader(api_key, api_version, correlation_id, None)
         try:
-            header, pos = decode_request_header(mv, 2 if schema.is_flexible(api_version) else 1)
+            header, pos = decode_request_header(mv, request_header_version(api_key, api_version))
             body, end = schema.decode_from(mv, pos, api_version)
         except ProtocolDecodeError as exc:
             raise InvalidRequestError(str(exc), header) from None

@@ -2,8 +2,9 @@
 
 Request header layouts (after the frame's int32 size)::
 
-    v1: api_key int16, api_version int16, correlation_id int32,
-        client_id nullable string (int16 length, -1 = null)
+    v0: api_key int16, api_version int16, correlation_id int32
+                                      (ControlledShutdown v0 only)
+    v1: v0 + client_id nullable string (int16 length, -1 = null)
     v2: v1 + tagged fields            (flexible request versions)
 
 ``client_id`` keeps its int16 length even in v2. The first eight bytes are the
@@ -34,7 +35,9 @@ _CORRELATION_ID = struct.Struct(">i")
 
 
 def request_header_version(api_key: int, api_version: int) -> int:
-    """2 for flexible request versions, else 1."""
+    """2 for flexible request versions, 0 for ControlledShutdown v0 (Kafka's one header without a client id), else 1."""
+    if api_key == ApiKey.CONTROLLED_SHUTDOWN and api_version == 0:
+        return 0
     schema = request_schema(api_key)
     return 2 if schema is not None and schema.is_flexible(api_version) else 1
 
@@ -63,9 +66,11 @@ def decode_request_header(mv: memoryview, header_version: int | None = None) -> 
     the offset of the body.
     """
     api_key, api_version, correlation_id = decode_request_prefix(mv)
-    client_id, pos = t.NULLABLE_STRING.decode(mv, _PREFIX.size)
     if header_version is None:
         header_version = request_header_version(api_key, api_version)
+    if header_version == 0:
+        return RequestHeader(api_key, api_version, correlation_id, None, 0), _PREFIX.size
+    client_id, pos = t.NULLABLE_STRING.decode(mv, _PREFIX.size)
     if header_version >= 2:
         pos = t.skip_tagged_fields(mv, pos)
     return RequestHeader(api_key, api_version, correlation_id, client_id, header_version), pos
@@ -73,6 +78,8 @@ def decode_request_header(mv: memoryview, header_version: int | None = None) -> 
 
 def encode_request_header(buf: bytearray, header: RequestHeader) -> None:
     buf += _PREFIX.pack(header.api_key, header.api_version, header.correlation_id)
+    if header.version == 0:
+        return
     t.NULLABLE_STRING.encode(buf, header.client_id)
     if header.version >= 2:
         buf += t.EMPTY_TAGGED_FIELDS

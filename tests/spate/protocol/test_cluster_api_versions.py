@@ -122,7 +122,6 @@ def test_kafka_python_frames_describe_cluster_as_spate_does(version: int) -> Non
     assert [(b.broker_id, b.host, b.port, b.rack) for b in received.brokers] == [(1, "h", 9092, None)]
 
 
-@pytest.mark.xfail(strict=True, reason="the request header codec has no v0 (no client id) yet")
 def test_controlled_shutdown_v0_is_read_with_the_header_kafka_uses() -> None:
     # Kafka sends ControlledShutdown v0 with request header v0: api_key, api_version, correlation_id only.
     mv = memoryview(bytes.fromhex(i16(7) + i16(0) + i32(3) + i32(2)))
