@@ -139,16 +139,11 @@ def own_topics(own_broker, unique) -> dict[str, int]:
     return names
 
 
-def restart_after_sigkill(broker) -> None:
-    broker.kill()
-    broker.start()
-
-
 def test_broker_killed_during_a_transaction_loses_it_whole(own_broker, own_topics, unique):
     txn_id = unique("txn")
     producer = transactional(own_broker.bootstrap, txn_id)
     written = produce_open_transaction(producer, own_topics, "open")
-    restart_after_sigkill(own_broker)
+    own_broker.restart(clean=False)
 
     transactional(own_broker.bootstrap, txn_id)  # the next instance aborts what was left open
     write_sentinels(own_broker.bootstrap, own_topics)
@@ -160,14 +155,14 @@ def test_broker_killed_right_after_a_commit_keeps_it_whole(own_broker, own_topic
     producer = transactional(own_broker.bootstrap, unique("txn"))
     written = produce_open_transaction(producer, own_topics, "committed")
     producer.commit_transaction(30)
-    restart_after_sigkill(own_broker)
+    own_broker.restart(clean=False)
 
     write_sentinels(own_broker.bootstrap, own_topics)
     assert sorted(read_confluent(own_broker.bootstrap, own_topics, "read_committed")) == sorted(written)
 
 
 def _state_log(broker, txn_id: str) -> Path:
-    return broker.data_dir / "logs" / f"__transaction_state-{partition_for(txn_id, STATE_PARTITIONS)}"
+    return broker.log_dir / f"__transaction_state-{partition_for(txn_id, STATE_PARTITIONS)}"
 
 
 def _rewrite_state(directory: Path, txn_id: str, state: TxnState) -> TxnMetadata:
