@@ -53,12 +53,17 @@ def produce_open_transaction(producer: Producer, topics: dict[str, int], tag: st
     return values
 
 
-@pytest.fixture
-def topics(broker, unique) -> dict[str, int]:
+def two_topics(bootstrap: str, unique) -> dict[str, int]:
+    """A topic of two partitions and one of one: name → partition count."""
     names = {unique("a"): 2, unique("b"): 1}
     for name, count in names.items():
-        create_topic(broker.bootstrap, name, count)
+        create_topic(bootstrap, name, count)
     return names
+
+
+@pytest.fixture
+def topics(broker, unique) -> dict[str, int]:
+    return two_topics(broker.bootstrap, unique)
 
 
 # --- zombies -------------------------------------------------------------------------------------
@@ -133,10 +138,7 @@ def test_read_committed_consumer_stuck_behind_an_open_transaction_resumes_when_i
 
 @pytest.fixture
 def own_topics(own_broker, unique) -> dict[str, int]:
-    names = {unique("a"): 2, unique("b"): 1}
-    for name, count in names.items():
-        create_topic(own_broker.bootstrap, name, count)
-    return names
+    return two_topics(own_broker.bootstrap, unique)
 
 
 def test_broker_killed_during_a_transaction_loses_it_whole(own_broker, own_topics, unique):
