@@ -38,6 +38,8 @@ from tests.support.broker_under_test import require_spate
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(150)]
 
+REPO = Path(__file__).resolve().parents[3]
+
 RECORDS = 100_000
 COMMIT_RECORDS = 1_000
 COMMIT_MS = 100
@@ -169,8 +171,7 @@ class CopierProcess:
             "--exit-when-caught-up",
         ]
         with open(stderr_path, "ab") as stderr:
-            process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True,
-                                       cwd=Path(__file__).resolve().parents[2])
+            process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=REPO)
         copier = cls(process, stderr_path)
         threading.Thread(target=copier._follow, daemon=True).start()
         return copier

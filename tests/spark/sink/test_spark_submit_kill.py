@@ -33,7 +33,7 @@ from confluent_kafka import Consumer, TopicPartition
 from tests.spark.kafka_data import create_topic
 from tests.spark.sink.kafka_io import produce, read_all
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"
 PARTITIONS = 3
 INITIAL_RECORDS = 600
