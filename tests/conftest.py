@@ -1,32 +1,29 @@
-"""Fixtures shared across suites: the one SparkSession of a test run, and the broker the Spark suites use.
+"""Fixtures every suite may use: the one SparkSession of a test run, and names unique to a test.
 
 Spark's Python workers are separate processes started with PYSPARK_PYTHON;
 they must run this interpreter (it has pyarrow and the project). They find
 ``pyspark_spate`` and ``spark_ext`` through PYTHONPATH, pointed at the
 repository before the session starts (an installed package needs nothing of
 the kind).
+
+A failed test that used a broker process gets the tail of that broker's log
+in its report.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.support.broker_process import BrokerProcess
+from tests.support.broker_under_test import brokers_in
 
 REPO = Path(__file__).resolve().parents[1]
-
-# Small internal topics and quick transaction cleanup, so the broker starts fast.
-SPARK_BROKER_OVERRIDES = {
-    "offsets.topic.num.partitions": "3",
-    "transaction.state.log.num.partitions": "3",
-    "transaction.abort.timed.out.transaction.cleanup.interval.ms": "500",
-    "group.initial.rebalance.delay.ms": "100",
-}
 
 
 @pytest.fixture(scope="session")
@@ -49,12 +46,34 @@ def spark():
     session.stop()
 
 
-@pytest.fixture(scope="session")
-def spark_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    process = BrokerProcess(data_dir=tmp_path_factory.mktemp("spark-broker"), overrides=dict(SPARK_BROKER_OVERRIDES))
-    process.start()
-    yield process
-    died = process.process is not None and process.process.poll() is not None
-    process.stop()
-    if died:
-        pytest.fail(f"the broker died while the Spark tests ran:\n{process.log_tail()}")
+@pytest.fixture
+def unique(request: pytest.FixtureRequest) -> Callable[[str], str]:
+    """``unique("group")``: a name (topic, group, transactional id, checkpoint) of this test, readable in logs."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", request.node.name)[:60].strip("-")
+
+    def make(kind: str) -> str:
+        return f"{stem}-{kind}-{uuid.uuid4().hex[:6]}"
+
+    return make
+
+
+@pytest.fixture
+def topic_name(unique: Callable[[str], str]) -> Callable[..., str]:
+    """``topic_name()`` or ``topic_name("in")``: a legal topic name of this test."""
+
+    def make(suffix: str = "") -> str:
+        return unique(suffix or "topic")
+
+    return make
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """Attach the tail of each broker process's log to a failed test's report."""
+    report = yield
+    if report.failed:
+        values = getattr(item, "funcargs", {}).values()
+        processes = {id(process): process for value in values for process in brokers_in(value)}
+        for process in processes.values():
+            report.sections.append((f"broker log {process.log_path}", process.log_tail(60)))
+    return report

@@ -14,7 +14,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.perf.loopback import loopback_bandwidth_mb_s
-from tests.support.broker_process import BrokerProcess
+from tests.support.broker_process import BrokerProcess, running_broker
 
 pytestmark = pytest.mark.perf
 
@@ -79,15 +79,12 @@ def consume(bootstrap: str, topic: str, records: int) -> float:
 def test_confluent_kafka_throughput_against_the_loopback_ceiling(tmp_path_factory):
     records = int(os.environ.get("SPATE_PERF_RECORDS", "500000"))
     data_dir = tmp_path_factory.mktemp("perf-broker", numbered=True)
-    broker = BrokerProcess(data_dir, overrides={"log.segment.bytes": str(512 * 1024 * 1024)}).start()
-    try:
+    with running_broker(BrokerProcess(data_dir, overrides={"log.segment.bytes": str(512 * 1024 * 1024)})) as broker:
         admin = AdminClient({"bootstrap.servers": broker.bootstrap})
         admin.create_topics([NewTopic("perf", PARTITIONS, 1)])["perf"].result(30)
         megabytes = records * RECORD_SIZE / 1e6
         produce_s = produce(broker.bootstrap, "perf", records)
         consume_s = consume(broker.bootstrap, "perf", records)
-    finally:
-        broker.stop()
     ceiling = loopback_bandwidth_mb_s()
     produce_mb_s = megabytes / produce_s
     consume_mb_s = megabytes / consume_s

@@ -12,7 +12,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.support.broker_process import BrokerProcess
+from tests.support.broker_process import BrokerProcess, running_broker
 
 pytestmark = pytest.mark.perf
 
@@ -23,14 +23,12 @@ PARTITIONS = 20
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory):
-    running = BrokerProcess(
-        tmp_path_factory.mktemp("group-perf"), overrides={"group.initial.rebalance.delay.ms": "0"}
-    ).start()
-    admin = AdminClient({"bootstrap.servers": running.bootstrap})
-    for name, partitions in (("commits", 1), ("members", PARTITIONS)):
-        admin.create_topics([NewTopic(name, partitions, 1)])[name].result(30)
-    yield running
-    running.stop()
+    process = BrokerProcess(tmp_path_factory.mktemp("group-perf"), overrides={"group.initial.rebalance.delay.ms": "0"})
+    with running_broker(process) as running:
+        admin = AdminClient({"bootstrap.servers": running.bootstrap})
+        for name, partitions in (("commits", 1), ("members", PARTITIONS)):
+            admin.create_topics([NewTopic(name, partitions, 1)])[name].result(30)
+        yield running
 
 
 def test_commit_throughput_of_one_consumer_committing_after_every_poll(broker):

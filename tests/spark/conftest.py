@@ -1,27 +1,28 @@
-"""The spate source tests use the shared SparkSession and broker of ``tests/conftest.py``."""
+"""The broker of the Spark suites: one ``spate broker start`` process for the whole run.
+
+The SparkSession is the run's one of ``tests/conftest.py``; names unique to a
+test come from its ``unique`` fixture.
+"""
 
 from __future__ import annotations
 
-import re
-import uuid
-from collections.abc import Callable
+from collections.abc import Iterator
 
 import pytest
 
-from tests.support.broker_process import BrokerProcess
+from tests.support.broker_process import BrokerProcess, running_broker
+
+# Small internal topics and quick transaction cleanup, so the broker starts fast.
+SPARK_BROKER_OVERRIDES = {
+    "offsets.topic.num.partitions": "3",
+    "transaction.state.log.num.partitions": "3",
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": "500",
+    "group.initial.rebalance.delay.ms": "100",
+}
 
 
 @pytest.fixture(scope="session")
-def broker(spark_broker: BrokerProcess) -> BrokerProcess:
-    return spark_broker
-
-
-@pytest.fixture
-def unique(request: pytest.FixtureRequest) -> Callable[[str], str]:
-    """Names (topics, groups, checkpoints) unique to the test and readable in logs."""
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", request.node.name)[:50].strip("-")
-
-    def make(kind: str) -> str:
-        return f"{stem}-{kind}-{uuid.uuid4().hex[:6]}"
-
-    return make
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    process = BrokerProcess(data_dir=tmp_path_factory.mktemp("spark-broker"), overrides=dict(SPARK_BROKER_OVERRIDES))
+    with running_broker(process) as running:
+        yield running

@@ -1,4 +1,4 @@
-"""Topics, records and an independent reader (confluent-kafka) for the spate source tests."""
+"""Topics, records and an independent reader, all through confluent-kafka (librdkafka), for the Spark tests."""
 
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ class Row:
     headers: tuple[tuple[str, bytes | None], ...] = ()
 
 
-def create_topic(bootstrap: str, name: str, partitions: int) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+def create_topic(bootstrap: str, name: str, partitions: int = 1) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # must outlive the future
     admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1)])[name].result(30)
 
 

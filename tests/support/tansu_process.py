@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from importlib import resources
+from typing import ClassVar
 
 from tests.support.broker_process import BrokerProcess
 
@@ -50,6 +51,8 @@ def unsupported_overrides(overrides: dict[str, str]) -> dict[str, str]:
 @dataclass
 class TansuProcess(BrokerProcess):
     """One in-memory Tansu broker on 127.0.0.1; ``overrides`` are not applied."""
+
+    kind: ClassVar[str] = "tansu"
 
     def command(self) -> list[str]:
         url = f"tcp://127.0.0.1:{self.port}"

@@ -289,8 +289,7 @@ class HealthTopic:
         return topic
 
     def check(self, broker: BrokerProcess) -> None:
-        if broker.process is not None and broker.process.poll() is not None:
-            raise AssertionError(f"broker exited with {broker.process.returncode}:\n{broker.log_tail()}")
+        broker.check_alive()
         client = ConfluentDriver(broker.bootstrap, timeout_s=15)
         value = f"alive {uuid.uuid4().hex}".encode()
         (placement,) = client.produce(self.name, [OutgoingRecord(b"h", value, (), recent_base_ms())], partition=0)

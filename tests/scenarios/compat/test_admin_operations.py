@@ -20,7 +20,7 @@ from confluent_kafka.admin import (
 
 from tests.scenarios.compat.clients import ConfluentDriver, OutgoingRecord
 from tests.scenarios.compat.sample_records import recent_base_ms
-from tests.support.broker_under_test import require_spate
+from tests.support.broker_under_test import TANSU_NO_ALTER_CONFIGS, TANSU_NO_CREATE_PARTITIONS, require_spate
 
 pytestmark = [
     pytest.mark.integration,
@@ -30,8 +30,6 @@ pytestmark = [
 ]
 
 TIMEOUT = 15.0
-TANSU_NO_ALTER_CONFIGS = "AlterConfigs is not supported (librdkafka reports the API missing)"
-TANSU_NO_CREATE_PARTITIONS = "CreatePartitions is not supported (librdkafka reports the API missing)"
 TANSU_CONFIG_SOURCES = "DescribeConfigs lists only the topic's overrides, and reports them as defaults"
 
 

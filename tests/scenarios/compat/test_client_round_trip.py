@@ -17,7 +17,7 @@ from tests.scenarios.compat.sample_records import (
     end_offsets,
     keyed_records,
 )
-from tests.support.broker_under_test import TANSU_INIT_PRODUCER_ID_V0_BUG, require_spate
+from tests.support.broker_under_test import TANSU_IDEMPOTENCE_BUG, require_spate
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
@@ -31,7 +31,7 @@ def test_client_reads_back_every_acknowledged_record_unchanged(
     broker, broker_kind, topic_name, client: str, codec: Codec
 ) -> None:
     if client == "aiokafka":
-        require_spate(broker_kind, TANSU_INIT_PRODUCER_ID_V0_BUG)
+        require_spate(broker_kind, TANSU_IDEMPOTENCE_BUG)
     driver = DRIVERS[client](broker.bootstrap)
     topic = topic_name()
     driver.create_topic(topic, PARTITIONS)

@@ -18,7 +18,7 @@ from tests.scenarios.compat.clients import (
 from tests.scenarios.compat.sample_records import recent_base_ms
 from tests.support.broker_process import BrokerProcess
 from tests.support.broker_under_test import (
-    TANSU_INIT_PRODUCER_ID_V0_BUG,
+    TANSU_IDEMPOTENCE_BUG,
     BrokerFactory,
     require_spate,
 )
@@ -44,7 +44,7 @@ def test_batch_above_message_max_bytes_is_message_too_large(
     limited_broker: BrokerProcess, broker_kind: str, topic_name, client: str
 ) -> None:
     if client == "aiokafka":
-        require_spate(broker_kind, TANSU_INIT_PRODUCER_ID_V0_BUG)
+        require_spate(broker_kind, TANSU_IDEMPOTENCE_BUG)
     topic = topic_name()
     ConfluentDriver(limited_broker.bootstrap).create_topic(topic, 1)
     driver = DRIVERS[client](limited_broker.bootstrap, max_request_bytes=CLIENT_LIMIT)

@@ -23,7 +23,7 @@ from tests.scenarios.compat.clients import (
 from tests.scenarios.compat.sample_records import recent_base_ms
 from tests.support.broker_process import BrokerProcess
 from tests.support.broker_under_test import (
-    TANSU_INIT_PRODUCER_ID_V0_BUG,
+    TANSU_IDEMPOTENCE_BUG,
     BrokerFactory,
     require_spate,
 )
@@ -56,7 +56,7 @@ def test_producing_to_unknown_topic_creates_it_with_num_partitions(
     auto_creating_broker: BrokerProcess, broker_kind: str, client: str
 ) -> None:
     if client == "aiokafka":
-        require_spate(broker_kind, TANSU_INIT_PRODUCER_ID_V0_BUG)
+        require_spate(broker_kind, TANSU_IDEMPOTENCE_BUG)
     topic = f"auto-{client}-{uuid.uuid4().hex[:8]}"
     driver = DRIVERS[client](auto_creating_broker.bootstrap)
 

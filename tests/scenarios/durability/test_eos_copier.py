@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,10 +33,12 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.support.broker_process import BrokerProcess
-from tests.support.broker_under_test import require_spate, stop_and_check
+from tests.support.broker_process import BrokerProcess, running_broker
+from tests.support.broker_under_test import require_spate
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(150)]
+
+REPO = Path(__file__).resolve().parents[3]
 
 RECORDS = 100_000
 COMMIT_RECORDS = 1_000
@@ -57,11 +60,11 @@ BROKER_OVERRIDES = {
 
 
 @pytest.fixture(scope="module")
-def txn_broker(broker_kind: str, tmp_path_factory: pytest.TempPathFactory):
+def txn_broker(broker_kind: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
     require_spate(broker_kind, "its read_committed fetch returns records of aborted transactions")
-    process = BrokerProcess(data_dir=tmp_path_factory.mktemp("eos"), overrides=dict(BROKER_OVERRIDES)).start()
-    yield process
-    stop_and_check(process)
+    process = BrokerProcess(data_dir=tmp_path_factory.mktemp("eos"), overrides=dict(BROKER_OVERRIDES))
+    with running_broker(process) as running:
+        yield running
 
 
 @pytest.fixture
@@ -168,8 +171,7 @@ class CopierProcess:
             "--exit-when-caught-up",
         ]
         with open(stderr_path, "ab") as stderr:
-            process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True,
-                                       cwd=Path(__file__).resolve().parents[3])
+            process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=REPO)
         copier = cls(process, stderr_path)
         threading.Thread(target=copier._follow, daemon=True).start()
         return copier

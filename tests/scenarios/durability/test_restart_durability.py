@@ -34,14 +34,6 @@ def restartable_broker(broker_kind: str, broker_factory: BrokerFactory) -> Broke
     return broker_factory({})
 
 
-def restart(broker: BrokerProcess, how: str) -> None:
-    if how == "sigterm":
-        broker.stop()
-    else:
-        broker.kill()
-    broker.start()
-
-
 @pytest.mark.parametrize("how", ["sigterm", "sigkill"])
 def test_acknowledged_records_survive_restart_in_order(restartable_broker: BrokerProcess, topic_name, how: str) -> None:
     client = ConfluentDriver(restartable_broker.bootstrap)
@@ -52,7 +44,7 @@ def test_acknowledged_records_survive_restart_in_order(restartable_broker: Broke
     for codec, start in (("none", 0), ("lz4", 1000), ("zstd", 2000)):
         placements += client.produce(topic, sent[start : start + 1000], codec=codec)
 
-    restart(restartable_broker, how)
+    restartable_broker.restart(clean=how == "sigterm")
 
     consumed = client.consume(topic, {p: 0 for p in range(PARTITIONS)}, end_offsets(placements))
     check_read_back(sent, placements, consumed)
@@ -65,7 +57,7 @@ def test_offsets_continue_after_restart_without_reuse(restartable_broker: Broker
     client.create_topic(topic, 1)
     before = client.produce(topic, keyed_records(100, seed=6, tag="before"), partition=0)
 
-    restart(restartable_broker, how)
+    restartable_broker.restart(clean=how == "sigterm")
     after = client.produce(topic, keyed_records(100, seed=7, tag="after"), partition=0)
 
     assert [p.offset for p in before + after] == list(range(200))

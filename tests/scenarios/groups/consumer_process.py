@@ -11,18 +11,12 @@ import json
 import sys
 import time
 
-from tests.scenarios.groups.members import (
-    AiokafkaMember,
-    ConfluentMember,
-    KafkaPythonMember,
-)
-
-CLIENTS = {"confluent": ConfluentMember, "kafka-python": KafkaPythonMember, "aiokafka": AiokafkaMember}
+from tests.scenarios.groups.members import MEMBERS
 
 
 def main(argv: list[str]) -> None:
     client, bootstrap, group, topic, session_ms = argv
-    member = CLIENTS[client](bootstrap, group, topic, session_ms=int(session_ms)).start()
+    member = MEMBERS[client](bootstrap, group, topic, session_ms=int(session_ms)).start()
     last = None
     while True:
         current = sorted(member.assignment())

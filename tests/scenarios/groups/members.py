@@ -179,6 +179,14 @@ class AiokafkaMember(Member):
             self._assignment = frozenset()
 
 
+# The member class of each client library, by the name tests and ``consumer_process`` use.
+MEMBERS: dict[str, type[Member]] = {
+    "confluent": ConfluentMember,
+    "kafka-python": KafkaPythonMember,
+    "aiokafka": AiokafkaMember,
+}
+
+
 def start_all(members: list[Member]) -> list[Member]:
     for member in members:
         member.start()

@@ -21,7 +21,7 @@ from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from tests.scenarios.groups.conftest import GROUP_BROKER_OVERRIDES
 from tests.scenarios.groups.topics import create_topic, produce
-from tests.support.broker_process import BrokerProcess
+from tests.support.broker_under_test import SPATE, BrokerFactory
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 PER_PARTITION = 20
@@ -29,9 +29,8 @@ PER_PARTITION = 20
 
 @pytest.fixture
 def restartable_broker(tmp_path):
-    process = BrokerProcess(data_dir=tmp_path / "broker", overrides=dict(GROUP_BROKER_OVERRIDES)).start()
-    yield process
-    process.stop()
+    with BrokerFactory(SPATE, tmp_path) as start:
+        yield start(GROUP_BROKER_OVERRIDES)
 
 
 def consumer(bootstrap: str, group: str) -> Consumer:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass, field
 
 from aiokafka import AIOKafkaConsumer
 from aiokafka.structs import TopicPartition as AioTopicPartition
@@ -36,51 +37,67 @@ def _all(topics: Partitions) -> list[tuple[str, int]]:
     return [(topic, p) for topic, count in topics.items() for p in range(count)]
 
 
-def _collect(values: list[bytes], seen: set[tuple[str, int]], topic: str, partition: int, value: bytes) -> None:
-    if value == SENTINEL:
-        seen.add((topic, partition))
-    else:
-        values.append(value)
+@dataclass
+class UntilSentinels:
+    """Values one client read so far, until it has seen every partition's sentinel or the time is up."""
+
+    client: str
+    topics: Partitions
+    isolation: str
+    values: list[bytes] = field(default_factory=list)
+    seen: set[tuple[str, int]] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.partitions = _all(self.topics)
+        self._deadline = time.monotonic() + READ_TIMEOUT_S
+
+    def wanting(self) -> bool:
+        """Whether a sentinel is still missing and there is time left to read it."""
+        return len(self.seen) < len(self.partitions) and time.monotonic() < self._deadline
+
+    def add(self, topic: str, partition: int, value: bytes) -> None:
+        if value == SENTINEL:
+            self.seen.add((topic, partition))
+        else:
+            self.values.append(value)
+
+    def result(self) -> list[bytes]:
+        """The values read; AssertionError if some partition's sentinel never came."""
+        if len(self.seen) < len(self.partitions):
+            raise AssertionError(f"{self.client} ({self.isolation}) saw sentinels of {sorted(self.seen)} only")
+        return self.values
 
 
 def read_confluent(bootstrap: str, topics: Partitions, isolation: str) -> list[bytes]:
+    read = UntilSentinels("confluent-kafka", topics, isolation)
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused", "enable.auto.commit": False,
                          "isolation.level": isolation})
-    consumer.assign([TopicPartition(t, p, 0) for t, p in _all(topics)])
-    values: list[bytes] = []
-    seen: set[tuple[str, int]] = set()
-    deadline = time.monotonic() + READ_TIMEOUT_S
+    consumer.assign([TopicPartition(t, p, 0) for t, p in read.partitions])
     try:
-        while len(seen) < len(_all(topics)) and time.monotonic() < deadline:
+        while read.wanting():
             message = consumer.poll(0.2)
             if message is None or message.error():
                 continue
-            _collect(values, seen, message.topic(), message.partition(), message.value())
+            read.add(message.topic(), message.partition(), message.value())
     finally:
         consumer.close()
-    if len(seen) < len(_all(topics)):
-        raise AssertionError(f"confluent-kafka ({isolation}) saw sentinels of {sorted(seen)} only")
-    return values
+    return read.result()
 
 
 def read_kafka_python(bootstrap: str, topics: Partitions, isolation: str) -> list[bytes]:
+    read = UntilSentinels("kafka-python", topics, isolation)
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, isolation_level=isolation,
                              auto_offset_reset="earliest")
-    consumer.assign([KafkaTopicPartition(t, p) for t, p in _all(topics)])
+    consumer.assign([KafkaTopicPartition(t, p) for t, p in read.partitions])
     consumer.seek_to_beginning()
-    values: list[bytes] = []
-    seen: set[tuple[str, int]] = set()
-    deadline = time.monotonic() + READ_TIMEOUT_S
     try:
-        while len(seen) < len(_all(topics)) and time.monotonic() < deadline:
+        while read.wanting():
             for tp, messages in consumer.poll(timeout_ms=200).items():
                 for message in messages:
-                    _collect(values, seen, tp.topic, tp.partition, message.value)
+                    read.add(tp.topic, tp.partition, message.value)
     finally:
         consumer.close()
-    if len(seen) < len(_all(topics)):
-        raise AssertionError(f"kafka-python ({isolation}) saw sentinels of {sorted(seen)} only")
-    return values
+    return read.result()
 
 
 def read_aiokafka(bootstrap: str, topics: Partitions, isolation: str) -> list[bytes]:
@@ -88,22 +105,18 @@ def read_aiokafka(bootstrap: str, topics: Partitions, isolation: str) -> list[by
         consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
                                     isolation_level=isolation, auto_offset_reset="earliest")
         await consumer.start()
-        values: list[bytes] = []
-        seen: set[tuple[str, int]] = set()
         try:
             consumer.assign([AioTopicPartition(t, p) for t, p in _all(topics)])
             await consumer.seek_to_beginning()
-            deadline = time.monotonic() + READ_TIMEOUT_S
-            while len(seen) < len(_all(topics)) and time.monotonic() < deadline:
+            read = UntilSentinels("aiokafka", topics, isolation)
+            while read.wanting():
                 batches = await consumer.getmany(timeout_ms=200)
                 for tp, messages in batches.items():
                     for message in messages:
-                        _collect(values, seen, tp.topic, tp.partition, message.value)
+                        read.add(tp.topic, tp.partition, message.value)
         finally:
             await consumer.stop()
-        if len(seen) < len(_all(topics)):
-            raise AssertionError(f"aiokafka ({isolation}) saw sentinels of {sorted(seen)} only")
-        return values
+        return read.result()
 
     return asyncio.run(run())
 

@@ -53,12 +53,17 @@ def produce_open_transaction(producer: Producer, topics: dict[str, int], tag: st
     return values
 
 
-@pytest.fixture
-def topics(broker, unique) -> dict[str, int]:
+def two_topics(bootstrap: str, unique) -> dict[str, int]:
+    """A topic of two partitions and one of one: name → partition count."""
     names = {unique("a"): 2, unique("b"): 1}
     for name, count in names.items():
-        create_topic(broker.bootstrap, name, count)
+        create_topic(bootstrap, name, count)
     return names
+
+
+@pytest.fixture
+def topics(broker, unique) -> dict[str, int]:
+    return two_topics(broker.bootstrap, unique)
 
 
 # --- zombies -------------------------------------------------------------------------------------
@@ -133,22 +138,14 @@ def test_read_committed_consumer_stuck_behind_an_open_transaction_resumes_when_i
 
 @pytest.fixture
 def own_topics(own_broker, unique) -> dict[str, int]:
-    names = {unique("a"): 2, unique("b"): 1}
-    for name, count in names.items():
-        create_topic(own_broker.bootstrap, name, count)
-    return names
-
-
-def restart_after_sigkill(broker) -> None:
-    broker.kill()
-    broker.start()
+    return two_topics(own_broker.bootstrap, unique)
 
 
 def test_broker_killed_during_a_transaction_loses_it_whole(own_broker, own_topics, unique):
     txn_id = unique("txn")
     producer = transactional(own_broker.bootstrap, txn_id)
     written = produce_open_transaction(producer, own_topics, "open")
-    restart_after_sigkill(own_broker)
+    own_broker.restart(clean=False)
 
     transactional(own_broker.bootstrap, txn_id)  # the next instance aborts what was left open
     write_sentinels(own_broker.bootstrap, own_topics)
@@ -160,14 +157,14 @@ def test_broker_killed_right_after_a_commit_keeps_it_whole(own_broker, own_topic
     producer = transactional(own_broker.bootstrap, unique("txn"))
     written = produce_open_transaction(producer, own_topics, "committed")
     producer.commit_transaction(30)
-    restart_after_sigkill(own_broker)
+    own_broker.restart(clean=False)
 
     write_sentinels(own_broker.bootstrap, own_topics)
     assert sorted(read_confluent(own_broker.bootstrap, own_topics, "read_committed")) == sorted(written)
 
 
 def _state_log(broker, txn_id: str) -> Path:
-    return broker.data_dir / "logs" / f"__transaction_state-{partition_for(txn_id, STATE_PARTITIONS)}"
+    return broker.log_dir / f"__transaction_state-{partition_for(txn_id, STATE_PARTITIONS)}"
 
 
 def _rewrite_state(directory: Path, txn_id: str, state: TxnState) -> TxnMetadata:

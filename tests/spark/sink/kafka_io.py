@@ -1,12 +1,16 @@
-"""Writing test input and reading sink output with confluent-kafka (librdkafka), an independent client."""
+"""Writing test input and reading sink output with confluent-kafka (librdkafka), an independent client.
+
+Topics are created with ``tests.spark.kafka_data.create_topic``.
+"""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import Consumer, TopicPartition
+
+from tests.spark.kafka_data import produce as produce_records
 
 READ_TIMEOUT_S = 60
 
@@ -20,18 +24,11 @@ class ReadRecord:
     headers: tuple[tuple[str, bytes | None], ...]
 
 
-def create_topic(bootstrap: str, name: str, partitions: int = 1) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})  # must outlive the future
-    futures = admin.create_topics([NewTopic(name, partitions, 1)])
-    futures[name].result(30)
-
-
 def produce(bootstrap: str, topic: str, values: list[bytes], *, partitions: int = 1) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
-    for index, value in enumerate(values):
-        producer.produce(topic, value=value, key=value, partition=index % partitions)
-    if producer.flush(30):
-        raise AssertionError("test input was not delivered")
+    """Each value as a record's key and value, round-robin over ``partitions``."""
+    produce_records(bootstrap, topic, [
+        {"value": value, "key": value, "partition": index % partitions} for index, value in enumerate(values)
+    ])
 
 
 def end_offsets(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from pyspark.sql import functions as F
 
-from tests.spark.sink.kafka_io import create_topic, read_all
+from tests.spark.kafka_data import create_topic
+from tests.spark.sink.kafka_io import read_all
 
 
 def test_topic_option_with_string_key_and_value(spark, broker, unique) -> None:

@@ -17,7 +17,8 @@ from spark_ext.sink_schema import SinkColumns
 from spark_ext.sink_task import SinkCommitMessage, TaskInfo
 from spark_ext.stream_writer import SpateStreamWriter
 from spate.client import Admin, TopicPartition
-from tests.spark.sink.kafka_io import create_topic, read_all
+from tests.spark.kafka_data import create_topic
+from tests.spark.sink.kafka_io import read_all
 
 COLUMNS = SinkColumns(value="value", key="key")
 

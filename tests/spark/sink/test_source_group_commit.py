@@ -19,7 +19,8 @@ from spark_ext.sink_task import SinkCommitMessage
 from spate.client import Admin, ErrorCode, KafkaError, OffsetAndMetadata, TopicPartition
 from spate.client.producer.open_transaction import OpenTransaction
 from spate.client.producer.transaction_completion import TransactionCompletionError
-from tests.spark.sink.kafka_io import create_topic, end_offsets, produce, read_all
+from tests.spark.kafka_data import create_topic
+from tests.spark.sink.kafka_io import end_offsets, produce, read_all
 
 BOOTSTRAP = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
 SOURCE = SourceOffsets(

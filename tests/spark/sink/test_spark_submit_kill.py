@@ -30,7 +30,8 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from tests.spark.sink.kafka_io import create_topic, produce, read_all
+from tests.spark.kafka_data import create_topic
+from tests.spark.sink.kafka_io import produce, read_all
 
 REPO = Path(__file__).resolve().parents[3]
 SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"

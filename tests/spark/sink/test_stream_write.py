@@ -9,7 +9,8 @@ from pyspark.sql import functions as F
 
 from spark_ext.sink_options import DEFAULT_BOOKKEEPING_TOPIC, sink_id_for_checkpoint
 from spate.client import Admin, TopicPartition
-from tests.spark.sink.kafka_io import create_topic, produce, read_all
+from tests.spark.kafka_data import create_topic
+from tests.spark.sink.kafka_io import produce, read_all
 
 
 def write_json_files(directory: Path, first: int, count: int, per_file: int = 10) -> None:

@@ -14,7 +14,8 @@ from spate.client.producer.transaction_completion import (
     complete_transactions,
     hand_off_transaction,
 )
-from tests.spark.sink.kafka_io import create_topic, read_all
+from tests.spark.kafka_data import create_topic
+from tests.spark.sink.kafka_io import read_all
 
 
 def open_transaction(bootstrap: str, transactional_id: str, topic: str, values: list[bytes]) -> OpenTransaction:

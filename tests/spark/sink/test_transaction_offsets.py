@@ -11,7 +11,8 @@ from spate.client.producer.transaction_offsets import (
     TransactionOffsetsWriter,
     add_offsets_to_open_transaction,
 )
-from tests.spark.sink.kafka_io import create_topic, read_all
+from tests.spark.kafka_data import create_topic
+from tests.spark.sink.kafka_io import read_all
 from tests.spark.sink.test_transaction_completion import open_transaction
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.spark.kafka_data import create_topic
+
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
 
@@ -52,8 +54,6 @@ def test_ending_offsets_fail_a_stream_naming_the_option(spark, broker, tmp_path)
 
 
 def test_offsets_json_naming_a_partition_that_is_not_read_fails_naming_the_option(spark, broker, unique):
-    from tests.spark.kafka_data import create_topic
-
     topic = unique("json")
     create_topic(broker.bootstrap, topic, 1)
     message = failure_of(lambda: batch(spark, broker, subscribe=topic,

@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 from spate.client import Admin, TopicPartition
 from tests.spark.kafka_data import add_partitions, create_topic, produce, produce_values
 from tests.spate.cli.conftest import spate
-from tests.spate.cli.groups.test_groups_cli import lag_by_partition
+from tests.spate.cli.output import lag_by_partition
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 

@@ -1,20 +1,31 @@
-"""One embedded broker per test module, and a runner for the real ``spate`` command."""
+"""A runner for the real ``spate`` command, and the one embedded broker every CLI test talks to.
+
+``spate(*args, bootstrap=...)`` runs the command as a child process, as a
+user would; ``assert_one_line_failure`` checks the failure contract of every
+command (an exit code, one line on stderr, no traceback). The broker is a real
+broker on a thread of the test process (``EmbeddedBroker``), shared by the
+CLI tests; groups on it form at once and accept short sessions, for
+``spate groups``. Each test creates topics of its own.
+"""
 
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import pytest
 
 from broker_core.server.embedded import EmbeddedBroker
+from spate.client import Admin, NewTopic
+from tests.support.broker_process import free_port
 
 COMMAND_TIMEOUT_S = 60
+ADMIN_TIMEOUT_MS = 20_000
+CLI_BROKER_OVERRIDES = {"group.initial.rebalance.delay.ms": "0", "group.min.session.timeout.ms": "1000"}
 
 
 @dataclass(frozen=True)
@@ -26,25 +37,6 @@ class Result:
     @property
     def stderr_lines(self) -> list[str]:
         return [line for line in self.stderr.splitlines() if line.strip()]
-
-
-@pytest.fixture(scope="module")
-def bootstrap(tmp_path_factory) -> Iterator[str]:
-    with EmbeddedBroker(tmp_path_factory.mktemp("broker")) as broker:
-        yield broker.bootstrap_servers
-
-
-@pytest.fixture
-def topic_name() -> str:
-    return f"cli-{uuid.uuid4().hex[:8]}"
-
-
-@pytest.fixture
-def refused_address() -> str:
-    """An address where nothing listens."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return f"127.0.0.1:{sock.getsockname()[1]}"
 
 
 def spate(*args: str, bootstrap: str | None = None, stdin: bytes | None = None) -> Result:
@@ -68,14 +60,36 @@ def assert_one_line_failure(result: Result, exit_code: int, *fragments: str) -> 
         assert fragment in result.stderr, result.stderr
 
 
+@pytest.fixture(scope="package")
+def bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with EmbeddedBroker(tmp_path_factory.mktemp("cli-broker"), CLI_BROKER_OVERRIDES) as broker:
+        yield broker.bootstrap_servers
+
+
+# Short names keep each row of the command's tables on one line.
 @pytest.fixture
-def make_topic(bootstrap, topic_name):
+def topic() -> str:
+    return f"topic-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def group() -> str:
+    return f"group-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def make_topic(bootstrap: str, topic: str) -> Callable[..., str]:
     """Create the test's topic directly through the client (setup, not the command under test)."""
-    from spate.client import Admin, NewTopic
 
     def create(partitions: int = 1, configs: dict[str, str] | None = None) -> str:
-        with Admin(bootstrap) as admin:
-            admin.create_topics(NewTopic(topic_name, num_partitions=partitions, configs=configs or {}))
-        return topic_name
+        with Admin(bootstrap, default_api_timeout_ms=ADMIN_TIMEOUT_MS) as admin:
+            admin.create_topics(NewTopic(topic, num_partitions=partitions, configs=configs or {}))
+        return topic
 
     return create
+
+
+@pytest.fixture
+def refused_address() -> str:
+    """An address where nothing listens."""
+    return f"127.0.0.1:{free_port()}"

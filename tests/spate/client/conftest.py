@@ -1,102 +1,67 @@
 """Real brokers for the client's integration tests: Spate, and Tansu as an independent oracle.
 
-Every test that takes ``broker`` runs twice, once per broker kind, each kind
-with one broker per test module. A test that the oracle cannot run says why
-with ``broker.skip_on_tansu(reason)``; the reasons are Tansu's known gaps.
-Tests that kill or restart a broker take ``spate_broker``, a fresh Spate
-broker of their own.
+Every test that takes ``broker`` (a ``BrokerUnderTest``) runs twice, once per
+broker kind, each kind with one broker per test module; the Tansu runs skip
+where Tansu is not installed. A test that the oracle cannot run says why with
+``broker.skip_on_tansu(reason)``; the reasons are Tansu's known gaps, listed
+in ``tests.support.broker_under_test``. Tests that kill or restart a broker
+take ``spate_broker``, a fresh Spate broker of their own.
 """
 
 from __future__ import annotations
 
-import re
 import time
-import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from spate.client import Admin, Consumer, ConsumerRecord, NewTopic, TopicPartition
-from tests.support.broker_process import BrokerProcess
+from tests.support.broker_process import BrokerProcess, running_broker
 from tests.support.broker_under_test import (
     SPATE,
     TANSU,
     TANSU_DELETE_RECORDS_UNIMPLEMENTED,
+    TANSU_IDEMPOTENCE_BUG,
     TANSU_LIST_OFFSETS_BY_TIME_BUG,
+    TANSU_LIST_OFFSETS_LATEST_BUG,
+    TANSU_NO_ALTER_CONFIGS,
+    TANSU_NO_CREATE_PARTITIONS,
+    TANSU_TOPIC_CONFIGS_IGNORED,
+    BrokerFactory,
+    BrokerUnderTest,
     new_broker,
-    stop_and_check,
+    skip_unless_installed,
 )
-from tests.support.tansu_process import TansuUnavailableError
 
-# Tansu's gaps that some client tests run into.
-TANSU_IDEMPOTENCE_BUG = "InitProducerId v0-2 answers UNKNOWN_SERVER_ERROR, so an idempotent producer cannot start"
-TANSU_LIST_OFFSETS_LATEST_BUG = "ListOffsets LATEST answers the last batch's base offset + 1, not the log end offset"
-TANSU_NO_CREATE_PARTITIONS = "CreatePartitions is not served"
-TANSU_NO_ALTER_CONFIGS = "AlterConfigs is not served (only IncrementalAlterConfigs)"
-TANSU_TOPIC_CONFIGS_IGNORED = "topic configs are stored but neither validated nor applied"
-
-__all__ = ["TANSU_DELETE_RECORDS_UNIMPLEMENTED", "TANSU_LIST_OFFSETS_BY_TIME_BUG"]
+# The client tests import Tansu's gaps from here, beside the fixtures.
+__all__ = [
+    "TANSU_DELETE_RECORDS_UNIMPLEMENTED",
+    "TANSU_IDEMPOTENCE_BUG",
+    "TANSU_LIST_OFFSETS_BY_TIME_BUG",
+    "TANSU_LIST_OFFSETS_LATEST_BUG",
+    "TANSU_NO_ALTER_CONFIGS",
+    "TANSU_NO_CREATE_PARTITIONS",
+    "TANSU_TOPIC_CONFIGS_IGNORED",
+]
 
 CLIENT_TIMEOUT_MS = 20_000
-
-
-@dataclass
-class BrokerUnderTest:
-    kind: str
-    process: BrokerProcess
-
-    @property
-    def bootstrap(self) -> str:
-        return self.process.bootstrap
-
-    @property
-    def is_tansu(self) -> bool:
-        return self.kind == TANSU
-
-    def skip_on_tansu(self, reason: str) -> None:
-        if self.is_tansu:
-            pytest.skip(f"Tansu: {reason}")
-
-    def producer_settings(self, **overrides: Any) -> dict[str, Any]:
-        """Producer options for this broker; the default idempotent producer cannot start on Tansu."""
-        settings: dict[str, Any] = {"linger_ms": 2, "delivery_timeout_ms": 60_000}
-        if self.is_tansu:
-            settings["enable_idempotence"] = False
-        settings.update(overrides)
-        return settings
 
 
 @pytest.fixture(scope="module", params=[SPATE, TANSU])
 def broker(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerUnderTest]:
     kind = request.param
-    process = new_broker(kind, tmp_path_factory.mktemp(f"{kind}-broker"), {})
-    try:
-        process.start()
-    except TansuUnavailableError as exc:
-        pytest.skip(str(exc))
-    yield BrokerUnderTest(kind, process)
-    stop_and_check(process)
+    skip_unless_installed(kind)
+    with running_broker(new_broker(kind, tmp_path_factory.mktemp(f"{kind}-broker"))) as process:
+        yield BrokerUnderTest(kind, process)
 
 
 @pytest.fixture
 def spate_broker(tmp_path: Path) -> Iterator[BrokerProcess]:
     """A Spate broker of this test's own, for tests that kill or restart it."""
-    process = BrokerProcess(data_dir=tmp_path / "spate").start()
-    yield process
-    process.kill()
-
-
-@pytest.fixture
-def topic_name(request: pytest.FixtureRequest) -> Callable[..., str]:
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", request.node.name)[:60].strip("-")
-
-    def make(suffix: str = "") -> str:
-        return f"{stem}{'-' + suffix if suffix else ''}-{uuid.uuid4().hex[:8]}"
-
-    return make
+    with BrokerFactory(SPATE, tmp_path) as start:
+        yield start()
 
 
 def create_topic(bootstrap: str, name: str, partitions: int = 1, configs: dict[str, str] | None = None) -> str:

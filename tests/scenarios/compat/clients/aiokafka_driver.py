@@ -71,17 +71,7 @@ class AiokafkaDriver(DriverSettings):
         self.run(create())
 
     def producer(self, codec: Codec = "none", **extra: object) -> AIOKafkaProducer:
-        return AIOKafkaProducer(
-            bootstrap_servers=self.bootstrap,
-            acks="all",
-            enable_idempotence=True,
-            compression_type=None if codec == "none" else codec,
-            linger_ms=20,
-            max_batch_size=64 * 1024,
-            request_timeout_ms=self.timeout_ms,
-            **({"max_request_size": self.max_request_bytes} if self.max_request_bytes else {}),
-            **extra,
-        )
+        return AIOKafkaProducer(**self.python_client_producer_options(codec), max_batch_size=64 * 1024, **extra)
 
     def produce(
         self, topic: str, records: list[OutgoingRecord], *, codec: Codec = "none", partition: int | None = None
@@ -109,16 +99,7 @@ class AiokafkaDriver(DriverSettings):
         return self.run(send_all())
 
     def consumer(self, reset: ResetPolicy = "error", **extra: object) -> AIOKafkaConsumer:
-        return AIOKafkaConsumer(
-            bootstrap_servers=self.bootstrap,
-            group_id=None,
-            enable_auto_commit=False,
-            # "none" makes getmany() raise OffsetOutOfRangeError instead of resetting.
-            auto_offset_reset="earliest" if reset == "earliest" else "none",
-            fetch_max_wait_ms=100,
-            request_timeout_ms=self.timeout_ms,
-            **extra,
-        )
+        return AIOKafkaConsumer(**self.python_client_consumer_options(reset), **extra)
 
     def consume(
         self, topic: str, start: dict[int, int], end: dict[int, int], *, reset: ResetPolicy = "error"

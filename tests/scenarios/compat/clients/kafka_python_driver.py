@@ -45,14 +45,8 @@ class KafkaPythonDriver(DriverSettings):
 
     def producer(self, codec: Codec = "none", **extra: object) -> KafkaProducer:
         return KafkaProducer(
-            bootstrap_servers=self.bootstrap,
-            acks="all",
-            enable_idempotence=True,
-            compression_type=None if codec == "none" else codec,
-            linger_ms=20,
+            **self.python_client_producer_options(codec),
             batch_size=64 * 1024,
-            request_timeout_ms=self.timeout_ms,
-            **({"max_request_size": self.max_request_bytes} if self.max_request_bytes else {}),
             delivery_timeout_ms=self.timeout_ms + 1000,
             max_block_ms=self.timeout_ms,
             **extra,
@@ -87,16 +81,7 @@ class KafkaPythonDriver(DriverSettings):
             producer.close(timeout=self.timeout_s)
 
     def consumer(self, reset: ResetPolicy = "error", **extra: object) -> KafkaConsumer:
-        return KafkaConsumer(
-            bootstrap_servers=self.bootstrap,
-            group_id=None,
-            enable_auto_commit=False,
-            # Any value other than earliest/latest makes the client raise OffsetOutOfRangeError.
-            auto_offset_reset="earliest" if reset == "earliest" else "none",
-            fetch_max_wait_ms=100,
-            request_timeout_ms=self.timeout_ms,
-            **extra,
-        )
+        return KafkaConsumer(**self.python_client_consumer_options(reset), **extra)
 
     def consume(
         self, topic: str, start: dict[int, int], end: dict[int, int], *, reset: ResetPolicy = "error"

@@ -109,6 +109,30 @@ class DriverSettings:
     def timeout_ms(self) -> int:
         return int(self.timeout_s * 1000)
 
+    def python_client_producer_options(self, codec: Codec) -> dict[str, Any]:
+        """Producer options that kafka-python and aiokafka name alike: acks=all, idempotence, ``codec``."""
+        return {
+            "bootstrap_servers": self.bootstrap,
+            "acks": "all",
+            "enable_idempotence": True,
+            "compression_type": None if codec == "none" else codec,
+            "linger_ms": 20,
+            "request_timeout_ms": self.timeout_ms,
+            **({"max_request_size": self.max_request_bytes} if self.max_request_bytes else {}),
+        }
+
+    def python_client_consumer_options(self, reset: ResetPolicy) -> dict[str, Any]:
+        """Consumer options that kafka-python and aiokafka name alike: no group, no auto-commit, ``reset``."""
+        return {
+            "bootstrap_servers": self.bootstrap,
+            "group_id": None,
+            "enable_auto_commit": False,
+            # "none" makes the client raise OffsetOutOfRangeError instead of resetting.
+            "auto_offset_reset": "earliest" if reset == "earliest" else "none",
+            "fetch_max_wait_ms": 100,
+            "request_timeout_ms": self.timeout_ms,
+        }
+
 
 @dataclass
 class ReadUntil:

@@ -1,48 +1,79 @@
-"""``spate groups`` against a real broker with confluent-kafka consumers as group members."""
+"""``spate groups list|describe|reset-offsets|delete`` against a real broker, with confluent-kafka members."""
 
 from __future__ import annotations
 
-import re
+import time
+from collections.abc import Iterator
 
 import pytest
+from confluent_kafka import Consumer as ConfluentConsumer
 from confluent_kafka import TopicPartition as ConfluentPartition
 
-from spate.client import TopicPartition
-from tests.spate.cli.conftest import assert_one_line_failure, spate
-from tests.spate.cli.groups.conftest import (
-    consume,
-    group_member,
-    produce,
-    wait_for_assignment,
-)
+from spate.client import Admin, Producer, TopicPartition
+from tests.spate.cli.conftest import ADMIN_TIMEOUT_MS, assert_one_line_failure, spate
+from tests.spate.cli.output import lag_by_partition, partition_rows
 
 pytestmark = pytest.mark.integration
 
-
-def rows(output: str) -> dict[tuple[str, int], list[str]]:
-    """Table rows keyed by (topic, partition)."""
-    found = {}
-    for line in output.splitlines():
-        cells = [c.strip() for c in re.split(r"[│|]", line) if c.strip()]
-        if len(cells) >= 2 and cells[1].isdigit():
-            found[(cells[0], int(cells[1]))] = cells
-    return found
+SETTLE_S = 20.0
 
 
-def lag_by_partition(output: str, topic: str) -> dict[int, int]:
-    return {p: int(cells[4]) for (t, p), cells in rows(output).items() if t == topic}
+@pytest.fixture
+def admin(bootstrap) -> Iterator[Admin]:
+    with Admin(bootstrap, default_api_timeout_ms=ADMIN_TIMEOUT_MS) as client:
+        yield client
 
 
 def committed(admin, group: str) -> dict[int, int]:
     return {tp.partition: o.offset for tp, o in admin.list_group_offsets(group).items()}
 
 
+def produce(bootstrap: str, topic: str, per_partition: dict[int, int], timestamp: int | None = None) -> None:
+    with Producer(bootstrap) as producer:
+        futures = [
+            producer.send(topic, b"v", partition=p, timestamp=timestamp)
+            for p, count in per_partition.items()
+            for _ in range(count)
+        ]
+        for future in futures:
+            future.result()
+
+
+def group_member(bootstrap: str, group: str, topic: str, client_id: str) -> ConfluentConsumer:
+    consumer = ConfluentConsumer({
+        "bootstrap.servers": bootstrap, "group.id": group, "client.id": client_id,
+        "auto.offset.reset": "earliest", "enable.auto.commit": False, "session.timeout.ms": 6000,
+    })
+    consumer.subscribe([topic])
+    return consumer
+
+
+def consume(consumer: ConfluentConsumer, count: int) -> list:
+    """Poll until ``count`` records have arrived."""
+    records: list = []
+    deadline = time.monotonic() + SETTLE_S
+    while len(records) < count:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out with {len(records)} of {count} records")
+        message = consumer.poll(0.1)
+        if message is not None and message.error() is None:
+            records.append(message)
+    return records
+
+
+def wait_for_assignment(consumer: ConfluentConsumer, partitions: int) -> None:
+    deadline = time.monotonic() + SETTLE_S
+    while len(consumer.assignment()) < partitions:
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for the member's assignment")
+        consumer.poll(0.1)
+
+
 # --- describe and lag ---------------------------------------------------------------------------
 
 
-def test_describe_reports_lag_per_partition_as_it_grows_and_falls_to_zero(bootstrap, names, make_topic) -> None:
-    topic, group = names
-    make_topic(topic, 2)
+def test_describe_reports_lag_per_partition_as_it_grows_and_falls_to_zero(bootstrap, topic, group, make_topic) -> None:
+    make_topic(2)
     produce(bootstrap, topic, {0: 10, 1: 6})
     consumer = group_member(bootstrap, group, topic, client_id="lag-reader")
     try:
@@ -53,7 +84,7 @@ def test_describe_reports_lag_per_partition_as_it_grows_and_falls_to_zero(bootst
         described = spate("groups", "describe", group, bootstrap=bootstrap)
         assert described.returncode == 0, described
         assert f"Group: {group}  State: Stable  Members: 1" in described.stdout
-        table = rows(described.stdout)
+        table = partition_rows(described.stdout)
         assert table[(topic, 0)][:5] == [topic, "0", "4", "10", "6"]
         assert table[(topic, 1)][:5] == [topic, "1", "2", "6", "4"]
         member_id, client_id = table[(topic, 0)][5], table[(topic, 0)][-1]
@@ -68,25 +99,23 @@ def test_describe_reports_lag_per_partition_as_it_grows_and_falls_to_zero(bootst
         consumer.commit(asynchronous=False)
         caught_up = spate("groups", "describe", group, bootstrap=bootstrap)
         assert lag_by_partition(caught_up.stdout, topic) == {0: 0, 1: 0}
-        assert rows(caught_up.stdout)[(topic, 0)][2:4] == ["15", "15"]
+        assert partition_rows(caught_up.stdout)[(topic, 0)][2:4] == ["15", "15"]
     finally:
         consumer.close()
 
 
-def test_describe_of_an_empty_group_shows_offsets_without_members(bootstrap, admin, names, make_topic) -> None:
-    topic, group = names
-    make_topic(topic, 1)
+def test_describe_of_an_empty_group_shows_offsets_without_members(bootstrap, admin, topic, group, make_topic) -> None:
+    make_topic(1)
     produce(bootstrap, topic, {0: 3})
     admin.alter_group_offsets(group, {TopicPartition(topic, 0): 1})
     described = spate("groups", "describe", group, bootstrap=bootstrap)
     assert described.returncode == 0, described
     assert "State: Empty  Members: 0" in described.stdout
-    assert rows(described.stdout)[(topic, 0)] == [topic, "0", "1", "3", "2", "-", "-", "-"]
+    assert partition_rows(described.stdout)[(topic, 0)] == [topic, "0", "1", "3", "2", "-", "-", "-"]
 
 
-def test_list_shows_every_group(bootstrap, admin, names, make_topic) -> None:
-    topic, group = names
-    make_topic(topic, 1)
+def test_list_shows_every_group(bootstrap, admin, topic, group, make_topic) -> None:
+    make_topic(1)
     admin.alter_group_offsets(group, {TopicPartition(topic, 0): 0})
     listed = spate("groups", "list", bootstrap=bootstrap)
     assert listed.returncode == 0, listed
@@ -97,13 +126,12 @@ def test_list_shows_every_group(bootstrap, admin, names, make_topic) -> None:
 
 
 @pytest.fixture
-def parked_group(bootstrap, admin, names, make_topic):
+def parked_group(bootstrap, admin, topic, group, make_topic):
     """A group with no members, committed at 5 on both partitions of a topic holding offsets [3, 10) and [0, 10).
 
     Partition 0's records carry timestamp 1_000 for offsets 0-4 and 2_000 for 5-9.
     """
-    topic, group = names
-    make_topic(topic, 2)
+    make_topic(2)
     produce(bootstrap, topic, {0: 5}, timestamp=1_000)
     produce(bootstrap, topic, {0: 5}, timestamp=2_000)
     produce(bootstrap, topic, {1: 10})
@@ -116,8 +144,8 @@ def test_reset_dry_run_prints_the_plan_and_changes_nothing(bootstrap, admin, par
     topic, group = parked_group
     result = spate("groups", "reset-offsets", group, "--topic", topic, "--to-earliest", bootstrap=bootstrap)
     assert result.returncode == 0, result
-    assert rows(result.stdout)[(topic, 0)] == [topic, "0", "5", "3"]
-    assert rows(result.stdout)[(topic, 1)] == [topic, "1", "5", "0"]
+    assert partition_rows(result.stdout)[(topic, 0)] == [topic, "0", "5", "3"]
+    assert partition_rows(result.stdout)[(topic, 1)] == [topic, "1", "5", "0"]
     assert "Dry run" in result.stdout
     assert committed(admin, group) == {0: 5, 1: 5}
 
@@ -167,9 +195,8 @@ def test_delete_removes_an_empty_group_and_its_offsets(bootstrap, admin, parked_
 # --- bad input ----------------------------------------------------------------------------------
 
 
-def test_an_active_group_is_neither_reset_nor_deleted(bootstrap, admin, names, make_topic) -> None:
-    topic, group = names
-    make_topic(topic, 1)
+def test_an_active_group_is_neither_reset_nor_deleted(bootstrap, admin, topic, group, make_topic) -> None:
+    make_topic(1)
     consumer = group_member(bootstrap, group, topic, client_id="busy")
     try:
         wait_for_assignment(consumer, 1)
@@ -183,8 +210,7 @@ def test_an_active_group_is_neither_reset_nor_deleted(bootstrap, admin, names, m
     assert committed(admin, group) == {}
 
 
-def test_an_unknown_group_is_reported_by_describe_and_delete(bootstrap, names) -> None:
-    _, group = names
+def test_an_unknown_group_is_reported_by_describe_and_delete(bootstrap, group) -> None:
     assert_one_line_failure(spate("groups", "describe", group, bootstrap=bootstrap), 1, f"group '{group}' does not exist")
     assert_one_line_failure(spate("groups", "delete", group, bootstrap=bootstrap), 1, f"group '{group}' does not exist")
 
