@@ -25,7 +25,8 @@ Response handling, per batch:
 
 A transactional producer's requests to its coordinators (FindCoordinator,
 InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit,
-EndTxn) go out from the same loop, one at a time, ahead of produce data;
+EndTxn) go out from the same loop, one at a time, ahead of produce data, in
+the order ``txn_request_queue.py`` decides;
 while the transaction is being aborted, batches not yet sent are failed
 instead of sent.
 """
@@ -53,6 +54,7 @@ from spate.client.producer.accumulator import RecordAccumulator
 from spate.client.producer.batch import ProducerBatch
 from spate.client.producer.partitioner import Partitioner
 from spate.client.producer.transaction_manager import TransactionManager
+from spate.client.producer.txn_request_queue import TxnRequestQueue
 from spate.client.producer.txn_requests import TxnRequest
 from spate.protocol import ApiKey, ErrorCode, KafkaError
 from spate.protocol.messages.init_producer_id import InitProducerIdRequest
@@ -102,6 +104,10 @@ class Sender:
         self.lock = lock
         self.partitioner = partitioner
         self.transactions = transactions
+        # A transactional producer's requests to its coordinators.
+        self.txn_requests = (
+            TxnRequestQueue(transactions) if transactions is not None and transactions.is_transactional else None
+        )
         self.acks = acks
         self.request_timeout_ms = request_timeout_ms
         self.max_request_size = max_request_size
@@ -163,8 +169,8 @@ class Sender:
             queued = self.accumulator.has_batches()
         if queued or self._in_flight_batches > 0:
             return True
-        txn = self.transactions
-        if txn is None or not txn.is_transactional or not txn.is_completing or not txn.has_pending_requests():
+        txn, requests = self.transactions, self.txn_requests
+        if txn is None or requests is None or not txn.is_completing or not requests.has_pending_requests():
             return False
         # Ending a transaction while closing is worth one request timeout, not more:
         # the coordinator aborts an abandoned transaction by itself.
@@ -268,15 +274,15 @@ class Sender:
 
     def _maybe_send_txn_request(self, now: float) -> float:
         """Send the transaction manager's next request if one is due; seconds until one may be."""
-        txn = self.transactions
-        if txn is None or txn.has_request_in_flight:
+        txn, requests = self.transactions, self.txn_requests
+        if txn is None or requests is None or requests.has_request_in_flight:
             return math.inf
         with self.lock:
             incomplete = self.accumulator.has_batches()
-        request, wait = txn.next_request(now, incomplete or self._in_flight_batches > 0)
+        request, wait = requests.next_request(now, incomplete or self._in_flight_batches > 0)
         if request is None:
             return wait
-        address = txn.coordinator_address(request)
+        address = requests.coordinator_address(request)
         if address is None:
             node = self.network.least_loaded_node(now)
         else:
@@ -296,22 +302,22 @@ class Sender:
             )
         except ClientError as exc:
             log.debug("%r not sent: %s", request, exc)
-            txn.on_transport_error(request, exc, self.clock(), self.backoff.delay(request.attempts))
+            requests.on_transport_error(request, exc, self.clock(), self.backoff.delay(request.attempts))
             self._check_txn_fatal()
             return 0.0
         return math.inf
 
     def _on_txn_response(self, sent: InFlightRequest) -> None:
-        txn = self.transactions
+        requests = self.txn_requests
         request: TxnRequest = sent.context
-        if txn is None:
+        if requests is None:
             return
         now, backoff = self.clock(), self.backoff.delay(request.attempts)
         if sent.error is not None:
             log.debug("%r failed: %s", request, sent.error)
-            txn.on_transport_error(request, sent.error, now, backoff)
+            requests.on_transport_error(request, sent.error, now, backoff)
         else:
-            txn.on_response(request, sent.response, now, backoff)
+            requests.on_response(request, sent.response, now, backoff)
         self._check_txn_fatal()
 
     def _check_txn_fatal(self) -> None:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence, cast
+from typing import Any, Mapping, Sequence
 
 from spate.client.errors import (
     BrokerUnavailableError,
@@ -88,33 +88,25 @@ class TransactionOffsetsError(KafkaError):
 
 @dataclass
 class _HandedOverTransaction:
-    """What the request handlers of ``txn_requests`` read and report, for a transaction opened elsewhere.
+    """The :class:`~spate.client.producer.txn_requests.TransactionState` of a transaction opened elsewhere.
 
-    The handlers were written against the producer's transaction manager;
-    this holds the same few attributes and callbacks and just records what
-    they report.
+    The request handlers read its identity; what they report needs no
+    bookkeeping here, since failures reach the caller through the request's
+    result. ``coordinators`` caches the coordinators found so far.
     """
 
     transactional_id: str
     producer_id: int
     producer_epoch: int
     coordinators: dict[CoordinatorKey, tuple[int, str, int]] = field(default_factory=dict)
-    follow_up: TxnRequest | None = None
 
-    def set_coordinator(self, key: CoordinatorKey, node_id: int, host: str, port: int) -> None:
-        self.coordinators[key] = (node_id, host, port)
+    def offsets_added(self) -> None:
+        pass
 
-    def offsets_added(self, commit: TxnRequest) -> None:
-        self.follow_up = commit
-
-    # Failures reach the caller through the request's result; nothing else to update.
     def fatal(self, error: BaseException) -> None:
         pass
 
     def abortable(self, error: BaseException) -> None:
-        pass
-
-    def fail_waiting_for(self, key: CoordinatorKey, error: BaseException) -> None:
         pass
 
 
@@ -144,9 +136,9 @@ class TransactionOffsetsWriter(CoordinatorClient):
         view = _HandedOverTransaction(transaction.transactional_id, transaction.producer_id, transaction.producer_epoch)
         add = AddOffsetsToTxn(Future(), CoordinatorKey.transaction(transaction.transactional_id), group_id, committed)
         self._run(add, view, deadline, transaction, group_id)
-        if view.follow_up is None:  # AddOffsetsToTxn succeeded, so its handler queued the commit
+        if add.follow_up is None:  # AddOffsetsToTxn succeeded, so its handler made the commit
             raise RuntimeError("AddOffsetsToTxn was accepted but no TxnOffsetCommit followed")
-        self._run(view.follow_up, view, deadline, transaction, group_id)
+        self._run(add.follow_up, view, deadline, transaction, group_id)
 
     # --- running one request to completion ---------------------------------------------------------
 
@@ -158,7 +150,6 @@ class TransactionOffsetsWriter(CoordinatorClient):
         transaction: OpenTransaction,
         group_id: str,
     ) -> None:
-        manager = cast(Any, view)  # the handlers type their state as the producer's transaction manager
         last_problem = "no answer yet"
         while True:
             node = self._node_for(request, view, deadline, transaction, group_id)
@@ -166,14 +157,14 @@ class TransactionOffsetsWriter(CoordinatorClient):
                 if node is None:
                     raise BrokerUnavailableError("no broker can be reached")
                 _, body = self._network.request(
-                    node, request.api_key, request.body(manager), deadline=deadline, min_version=request.min_version
+                    node, request.api_key, request.body(view), deadline=deadline, min_version=request.min_version
                 )
             except (ClientError, KafkaError) as exc:
                 last_problem = str(exc)
-                outcome = request.on_transport_error(manager, exc)
+                outcome = request.on_transport_error(view, exc)
             else:
                 last_problem = _describe_answer(body)
-                outcome = request.on_response(manager, body)
+                outcome = request.on_response(view, body)
             request.attempts += 1
             if outcome is Outcome.DONE:
                 break
@@ -209,7 +200,11 @@ class TransactionOffsetsWriter(CoordinatorClient):
         if key is None:
             return self._network.least_loaded_node(self._clock())
         if key not in view.coordinators:
-            self._run(FindCoordinator(key), view, deadline, transaction, group_id)
+            finder = FindCoordinator(key)
+            self._run(finder, view, deadline, transaction, group_id)
+            if finder.address is None:  # _run returns only after a lookup that succeeded
+                raise RuntimeError(f"FindCoordinator for the {key} succeeded without an address")
+            view.coordinators[key] = finder.address
         node_id, host, port = view.coordinators[key]
         if self._network.node(node_id) is None:
             self._network.register_node(node_id, host, port)
