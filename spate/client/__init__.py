@@ -42,7 +42,7 @@ from spate.client.admin.admin_types import (
 from spate.client.consumer.assignors import PartitionAssignor, RangeAssignor, RoundRobinAssignor
 from spate.client.consumer.consumer import Consumer
 from spate.client.consumer.consumer_record import ConsumerRecord, FetchedBatch
-from spate.client.consumer.coordinator import ConsumerGroupMetadata
+from spate.client.consumer.group_metadata import ConsumerGroupMetadata
 from spate.client.errors import (
     AdminError,
     BrokerUnavailableError,

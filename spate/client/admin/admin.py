@@ -25,6 +25,7 @@ import time
 from collections import defaultdict
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
+from spate.client.admin.admin_config import AdminConfig
 from spate.client.admin.admin_types import (
     ClusterDescription,
     ConfigEntry,
@@ -36,7 +37,7 @@ from spate.client.admin.admin_types import (
     TopicDescription,
 )
 from spate.client.admin.group_admin import GroupAdmin
-from spate.client.config import ClientConfig
+from spate.client.config import timeout_seconds
 from spate.client.errors import AdminError, ClientClosedError
 from spate.client.list_offsets import list_offsets
 from spate.client.net.connection import SocketFactory
@@ -65,25 +66,21 @@ class Admin:
         self,
         bootstrap_servers: str | Sequence[str],
         *,
-        request_timeout_ms: int = 30_000,
-        default_api_timeout_ms: int = 60_000,
-        retry_backoff_ms: int = 100,
-        retry_backoff_max_ms: int = 1_000,
-        connect_timeout_ms: int = 10_000,
-        client_id: str = "spate-admin",
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
         socket_factory: SocketFactory = socket.create_connection,
+        **options: Any,
     ) -> None:
-        config = ClientConfig(
-            client_id=client_id,
-            connect_timeout_ms=connect_timeout_ms,
-            request_timeout_ms=request_timeout_ms,
-            retry_backoff_ms=retry_backoff_ms,
-            retry_backoff_max_ms=retry_backoff_max_ms,
-        )
+        """Create an admin client (no connection is made until it is used).
+
+        ``options`` are its settings (``request_timeout_ms``,
+        ``default_api_timeout_ms``, ``retry_backoff_ms``, ...): see
+        :class:`~spate.client.admin.admin_config.AdminConfig`. ``clock``,
+        ``rng`` and ``socket_factory`` are for tests.
+        """
+        config = AdminConfig.from_options("Admin", options)
         self._clock = clock
-        self._api_timeout = default_api_timeout_ms / 1000
+        self._api_timeout = config.default_api_timeout
         self._network = NetworkClient(bootstrap_servers, config, clock=clock, rng=rng, socket_factory=socket_factory)
         self._closed = False
 
@@ -421,8 +418,7 @@ class Admin:
             raise ClientClosedError("the admin client is closed")
 
     def _deadline(self, timeout_ms: float | None) -> float:
-        timeout = self._api_timeout if timeout_ms is None else max(0.0, timeout_ms) / 1000
-        return self._clock() + timeout
+        return self._clock() + timeout_seconds(timeout_ms, self._api_timeout)
 
     def _operation_timeout_ms(self, deadline: float) -> int:
         return max(1, int((deadline - self._clock()) * 1000))

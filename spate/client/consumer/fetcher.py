@@ -25,6 +25,7 @@ from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from spate.client.consumer.consumer_config import ConsumerConfig
 from spate.client.consumer.consumer_record import ConsumerRecord, FetchedBatch
 from spate.client.consumer.fetched_records import decode_partition_records
 from spate.client.consumer.subscription_state import OffsetResetStrategy, SubscriptionState
@@ -63,16 +64,6 @@ class _Buffered:
     index: int = 0
 
 
-@dataclass
-class FetchSettings:
-    isolation_level: int = 0
-    fetch_min_bytes: int = 1
-    fetch_max_wait_ms: int = 500
-    fetch_max_bytes: int = 52_428_800
-    max_partition_fetch_bytes: int = 1_048_576
-    check_crcs: bool = True
-
-
 @dataclass(slots=True)
 class _FetchContext:
     offsets: dict[TopicPartition, int] = field(default_factory=dict)
@@ -83,12 +74,13 @@ class Fetcher:
         self,
         network: NetworkClient,
         subscriptions: SubscriptionState,
-        settings: FetchSettings,
+        config: ConsumerConfig,
         clock: Callable[[], float],
     ) -> None:
         self.network = network
         self.subscriptions = subscriptions
-        self.settings = settings
+        self.config = config
+        self.isolation_level = config.isolation
         self.clock = clock
         self._fetches: dict[int, InFlightRequest] = {}
         self._resets: dict[int, InFlightRequest] = {}
@@ -128,7 +120,7 @@ class Fetcher:
             self._send_fetch(node, partitions, snapshot)
 
     def _send_fetch(self, node: int, partitions: list[TopicPartition], snapshot: Any) -> None:
-        settings = self.settings
+        config = self.config
         context = _FetchContext()
         topics: dict[str, list[Any]] = defaultdict(list)
         for tp in partitions:
@@ -142,15 +134,15 @@ class Fetcher:
                     current_leader_epoch=snapshot.leader_epoch(tp.topic, tp.partition),
                     fetch_offset=position,
                     log_start_offset=-1,
-                    partition_max_bytes=settings.max_partition_fetch_bytes,
+                    partition_max_bytes=config.max_partition_fetch_bytes,
                 )
             )
         body = FetchRequest(
             replica_id=-1,
-            max_wait_ms=settings.fetch_max_wait_ms,
-            min_bytes=settings.fetch_min_bytes,
-            max_bytes=settings.fetch_max_bytes,
-            isolation_level=settings.isolation_level,
+            max_wait_ms=config.fetch_max_wait_ms,
+            min_bytes=config.fetch_min_bytes,
+            max_bytes=config.fetch_max_bytes,
+            isolation_level=self.isolation_level,
             session_id=0,
             session_epoch=-1,
             topics=[FetchRequest.FetchTopic(topic=name, partitions=parts) for name, parts in topics.items()],
@@ -158,7 +150,7 @@ class Fetcher:
             rack_id="",
         )
         # The broker may hold the request for max_wait before answering.
-        timeout = (self.network.config.request_timeout_ms + settings.fetch_max_wait_ms) / 1000
+        timeout = (config.request_timeout_ms + config.fetch_max_wait_ms) / 1000
         try:
             self._fetches[node] = self.network.send(
                 node, ApiKey.FETCH, body, timeout=timeout, context=context, callback=self._on_fetch
@@ -205,9 +197,9 @@ class Fetcher:
                     tp.partition,
                     data.records,
                     fetch_offset,
-                    isolation_level=self.settings.isolation_level,
+                    isolation_level=self.isolation_level,
                     aborted_transactions=data.aborted_transactions,
-                    check_crcs=self.settings.check_crcs,
+                    check_crcs=self.config.check_crcs,
                 )
             except CorruptRecordError as exc:
                 self._errors.append(KafkaError(ErrorCode.CORRUPT_MESSAGE, f"{tp} at offset {fetch_offset}: {exc}"))
@@ -220,7 +212,7 @@ class Fetcher:
                     KafkaError(
                         ErrorCode.MESSAGE_TOO_LARGE,
                         f"the batch at offset {decoded.oversized_batch_offset} of {tp} is larger than "
-                        f"max_partition_fetch_bytes ({self.settings.max_partition_fetch_bytes}) and the "
+                        f"max_partition_fetch_bytes ({self.config.max_partition_fetch_bytes}) and the "
                         f"broker returned only part of it",
                     )
                 )
@@ -345,7 +337,7 @@ class Fetcher:
         for node, specs in by_node.items():
             try:
                 request = send_list_offsets(
-                    self.network, node, specs, self.settings.isolation_level, callback=self._on_reset
+                    self.network, node, specs, self.isolation_level, callback=self._on_reset
                 )
             except ClientError as exc:
                 if not exc.retriable:

@@ -31,6 +31,7 @@ from collections import defaultdict, deque
 from concurrent.futures import Future
 from typing import Any, Callable, Iterable, Mapping, Protocol
 
+from spate.client.consumer.consumer_config import ConsumerConfig
 from spate.client.consumer.subscription_state import SubscriptionState
 from spate.client.errors import ClientError, CommitFailedError, NetworkError
 from spate.client.net.connection import InFlightRequest
@@ -52,13 +53,6 @@ RETRY_COMMIT_ERRORS = frozenset(
 REBALANCED_ERRORS = frozenset(
     {E.REBALANCE_IN_PROGRESS, E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID, E.FENCED_INSTANCE_ID}
 )
-
-
-def as_committed(value: int | OffsetAndMetadata) -> OffsetAndMetadata:
-    committed = value if isinstance(value, OffsetAndMetadata) else OffsetAndMetadata(int(value))
-    if committed.offset < 0:
-        raise ValueError(f"cannot commit negative offset {committed.offset}")
-    return committed
 
 
 def offset_commit_body(
@@ -150,21 +144,20 @@ class OffsetCommitter:
         group: GroupLink,
         network: NetworkClient,
         subscriptions: SubscriptionState,
+        config: ConsumerConfig,
         *,
-        group_id: str,
-        group_instance_id: str | None,
-        enable_auto_commit: bool,
-        auto_commit_interval_ms: int,
         clock: Callable[[], float] = time.monotonic,
         errors: deque[BaseException],
     ) -> None:
+        if config.group_id is None:
+            raise ValueError("committing offsets needs a group_id")
         self._group = group
         self._network = network
         self._subscriptions = subscriptions
-        self.group_id = group_id
-        self.group_instance_id = group_instance_id
-        self.enable_auto_commit = enable_auto_commit
-        self._auto_commit_interval = auto_commit_interval_ms / 1000
+        self.group_id: str = config.group_id
+        self.group_instance_id = config.group_instance_id
+        self.enable_auto_commit = config.enable_auto_commit
+        self._auto_commit_interval = config.auto_commit_interval_ms / 1000
         self._clock = clock
         self._errors = errors  # shared with the coordinator: raised from the consumer's poll
         self._next_auto_commit = clock() + self._auto_commit_interval

@@ -53,6 +53,7 @@ from spate.client.net.retry import Backoff
 from spate.client.producer.accumulator import RecordAccumulator
 from spate.client.producer.batch import ProducerBatch
 from spate.client.producer.partitioner import Partitioner
+from spate.client.producer.producer_config import ProducerConfig
 from spate.client.producer.transaction_manager import TransactionManager
 from spate.client.producer.txn_request_queue import TxnRequestQueue
 from spate.client.producer.txn_requests import TxnRequest
@@ -89,11 +90,7 @@ class Sender:
         lock: threading.Lock,
         partitioner: Partitioner,
         transactions: TransactionManager | None,
-        acks: int,
-        request_timeout_ms: int,
-        max_request_size: int,
-        max_in_flight: int,
-        retries: int,
+        config: ProducerConfig,
         backoff: Backoff,
         on_batch_done: Callable[[ProducerBatch], None],
         on_fatal_error: Callable[[BaseException], None],
@@ -108,11 +105,11 @@ class Sender:
         self.txn_requests = (
             TxnRequestQueue(transactions) if transactions is not None and transactions.is_transactional else None
         )
-        self.acks = acks
-        self.request_timeout_ms = request_timeout_ms
-        self.max_request_size = max_request_size
-        self.max_in_flight = max_in_flight
-        self.retries = retries
+        self.acks: int = config.acks  # type: ignore[assignment]  # parsed by the config
+        self.request_timeout_ms = config.request_timeout_ms
+        self.max_request_size = config.max_request_size
+        self.max_in_flight = config.max_in_flight_requests_per_connection
+        self.retries = config.retries
         self.backoff = backoff
         self.on_batch_done = on_batch_done
         self.on_fatal_error = on_fatal_error

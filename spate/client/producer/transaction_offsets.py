@@ -37,6 +37,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from spate.client.commit_offsets import offsets_to_commit
 from spate.client.errors import (
     BrokerUnavailableError,
     ClientError,
@@ -129,7 +130,9 @@ class TransactionOffsetsWriter(CoordinatorClient):
         when the transaction commits. Raises TransactionOffsetsError when a
         coordinator refuses, KafkaTimeoutError when ``timeout_ms`` passes first.
         """
-        committed = _checked_offsets(group_id, offsets)
+        if not group_id:
+            raise ValueError("adding offsets to a transaction needs a group id")
+        committed = offsets_to_commit(offsets, f" to group {group_id!r}")
         if not committed:
             return
         deadline = self._clock() + timeout_ms / 1000
@@ -228,20 +231,6 @@ def add_offsets_to_open_transaction(
 
 
 # --- helpers --------------------------------------------------------------------------------------
-
-
-def _checked_offsets(
-    group_id: str, offsets: Mapping[TopicPartition, int | OffsetAndMetadata]
-) -> dict[TopicPartition, OffsetAndMetadata]:
-    if not group_id:
-        raise ValueError("adding offsets to a transaction needs a group id")
-    committed: dict[TopicPartition, OffsetAndMetadata] = {}
-    for tp, value in offsets.items():
-        entry = value if isinstance(value, OffsetAndMetadata) else OffsetAndMetadata(int(value))
-        if entry.offset < 0:
-            raise ValueError(f"cannot commit negative offset {entry.offset} for {tp} to group {group_id!r}")
-        committed[tp] = entry
-    return committed
 
 
 def _describe_answer(body: Any) -> str:

@@ -18,6 +18,7 @@ from spate.client.net.metadata import Metadata, snapshot_from_response
 from spate.client.net.retry import Backoff
 from spate.client.producer.accumulator import RecordAccumulator
 from spate.client.producer.partitioner import DefaultPartitioner
+from spate.client.producer.producer_config import ProducerConfig
 from spate.client.producer.sender import Sender
 from spate.client.producer.transaction_manager import TransactionManager
 from spate.protocol import ApiKey, ErrorCode, KafkaError
@@ -117,11 +118,13 @@ class Harness:
             lock=self.lock,
             partitioner=DefaultPartitioner(),
             transactions=self.transactions,
-            acks=-1,
-            request_timeout_ms=30_000,
-            max_request_size=1 << 20,
-            max_in_flight=5,
-            retries=1000,
+            config=ProducerConfig(
+                acks=-1,
+                request_timeout_ms=30_000,
+                max_request_size=1 << 20,
+                max_in_flight_requests_per_connection=5,
+                retries=1000,
+            ),
             backoff=Backoff(0, 0),
             on_batch_done=self.done.append,
             on_fatal_error=lambda error: None,
