@@ -53,9 +53,9 @@ from spate.client.consumer.consumer_record import ConsumerRecord, FetchedBatch
 from spate.client.consumer.coordinator import ConsumerCoordinator, RebalanceCallback
 from spate.client.consumer.fetcher import Fetcher
 from spate.client.consumer.group_metadata import ConsumerGroupMetadata
+from spate.client.consumer.list_offsets import EARLIEST, LATEST, list_offsets
 from spate.client.consumer.subscription_state import OffsetResetStrategy, SubscriptionState
 from spate.client.errors import ClientClosedError, KafkaTimeoutError
-from spate.client.list_offsets import EARLIEST, LATEST, list_offsets
 from spate.client.net.connection import SocketFactory
 from spate.client.net.network_client import NetworkClient
 from spate.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition

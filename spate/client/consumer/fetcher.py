@@ -21,22 +21,22 @@ resolved with ListOffsets requests sent the same asynchronous way.
 from __future__ import annotations
 
 import logging
-from collections import defaultdict, deque
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from spate.client.consumer.consumer_config import ConsumerConfig
 from spate.client.consumer.consumer_record import ConsumerRecord, FetchedBatch
 from spate.client.consumer.fetched_records import decode_partition_records
+from spate.client.consumer.list_offsets import EARLIEST, LATEST, parse_response, send_list_offsets
 from spate.client.consumer.subscription_state import OffsetResetStrategy, SubscriptionState
 from spate.client.errors import ClientError, NoOffsetForPartitionError, OffsetOutOfRangeError
-from spate.client.list_offsets import EARLIEST, LATEST, parse_response, send_list_offsets
 from spate.client.net.connection import InFlightRequest
 from spate.client.net.network_client import NetworkClient
 from spate.protocol import ApiKey, ErrorCode, KafkaError
 from spate.protocol.messages.fetch import FetchRequest
 from spate.records.errors import CorruptRecordError
-from spate.structs import TopicPartition
+from spate.structs import TopicPartition, group_by_topic
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,6 @@ class Fetcher:
     def send_fetches(self) -> None:
         now = self.clock()
         snapshot = self.network.metadata.snapshot
-        by_node: dict[int, list[TopicPartition]] = defaultdict(list)
         fetchable = self.subscriptions.fetchable(now)
         if fetchable:
             # Start at a different partition each time, so none is always last in
@@ -106,37 +105,31 @@ class Fetcher:
             self._rotation += 1
             fetchable = fetchable[start:] + fetchable[:start]
             fetchable.sort(key=lambda tp: tp not in self._oversized)
-        for tp in fetchable:
-            if tp in self._buffers:
-                continue
-            leader = snapshot.leader(tp.topic, tp.partition)
-            if leader < 0:
-                self.network.metadata.request_update()
-                continue
-            if leader in self._fetches or self.network.connect_delay(leader, now) > 0:
-                continue
-            by_node[leader].append(tp)
-        for node, partitions in by_node.items():
-            self._send_fetch(node, partitions, snapshot)
+        by_leader, leaderless = snapshot.by_leader(tp for tp in fetchable if tp not in self._buffers)
+        if leaderless:
+            self.network.metadata.request_update()
+        for node, partitions in by_leader.items():
+            if node not in self._fetches and self.network.connect_delay(node, now) <= 0:
+                self._send_fetch(node, partitions, snapshot)
 
     def _send_fetch(self, node: int, partitions: list[TopicPartition], snapshot: Any) -> None:
         config = self.config
         context = _FetchContext()
-        topics: dict[str, list[Any]] = defaultdict(list)
         for tp in partitions:
             position = self.subscriptions.position(tp)
-            if position is None:
-                continue
-            context.offsets[tp] = position
-            topics[tp.topic].append(
-                FetchRequest.FetchPartition(
-                    partition=tp.partition,
-                    current_leader_epoch=snapshot.leader_epoch(tp.topic, tp.partition),
-                    fetch_offset=position,
-                    log_start_offset=-1,
-                    partition_max_bytes=config.max_partition_fetch_bytes,
-                )
-            )
+            if position is not None:
+                context.offsets[tp] = position
+        topics = group_by_topic(
+            context.offsets.items(),
+            key=lambda item: item[0],
+            value=lambda item: FetchRequest.FetchPartition(
+                partition=item[0].partition,
+                current_leader_epoch=snapshot.leader_epoch(item[0].topic, item[0].partition),
+                fetch_offset=item[1],
+                log_start_offset=-1,
+                partition_max_bytes=config.max_partition_fetch_bytes,
+            ),
+        )
         body = FetchRequest(
             replica_id=-1,
             max_wait_ms=config.fetch_max_wait_ms,
@@ -320,21 +313,18 @@ class Fetcher:
         pending = {tp: s for tp, s in subscriptions.awaiting_reset(now).items() if tp not in self._resetting}
         if not pending:
             return
-        snapshot = self.network.metadata.snapshot
-        by_node: dict[int, dict[TopicPartition, int]] = defaultdict(dict)
-        for tp, strategy in pending.items():
+        for tp, strategy in list(pending.items()):
             if strategy is OffsetResetStrategy.NONE:
                 self._errors.append(NoOffsetForPartitionError(tp))
                 subscriptions.state(tp).reset = None
+                del pending[tp]
+        by_leader, leaderless = self.network.metadata.snapshot.by_leader(pending)
+        if leaderless:
+            self.network.metadata.request_update()
+        for node, partitions in by_leader.items():
+            if self.network.connect_delay(node, now) > 0:
                 continue
-            leader = snapshot.leader(tp.topic, tp.partition)
-            if leader < 0:
-                self.network.metadata.request_update()
-                continue
-            if self.network.connect_delay(leader, now) > 0:
-                continue
-            by_node[leader][tp] = _RESET_TIMESTAMPS[strategy]
-        for node, specs in by_node.items():
+            specs = {tp: _RESET_TIMESTAMPS[pending[tp]] for tp in partitions}
             try:
                 request = send_list_offsets(
                     self.network, node, specs, self.isolation_level, callback=self._on_reset

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import defaultdict, deque
+from collections import deque
 from concurrent.futures import Future
 from typing import Any, Callable, Iterable, Mapping, Protocol
 
@@ -36,11 +36,11 @@ from spate.client.consumer.subscription_state import SubscriptionState
 from spate.client.errors import ClientError, CommitFailedError, NetworkError
 from spate.client.net.connection import InFlightRequest
 from spate.client.net.network_client import NetworkClient
-from spate.client.net.retry import retry_until
+from spate.client.net.retry import Retrier
 from spate.protocol import ApiKey, ErrorCode, KafkaError
 from spate.protocol.messages.offset_commit import OffsetCommitRequest
 from spate.protocol.messages.offset_fetch import OffsetFetchRequest
-from spate.structs import OffsetAndMetadata, TopicPartition
+from spate.structs import OffsetAndMetadata, TopicPartition, group_by_topic
 
 log = logging.getLogger(__name__)
 
@@ -62,16 +62,17 @@ def offset_commit_body(
     group_instance_id: str | None,
     offsets: Mapping[TopicPartition, OffsetAndMetadata],
 ) -> Any:
-    by_topic: dict[str, list[Any]] = defaultdict(list)
-    for tp, committed in sorted(offsets.items()):
-        by_topic[tp.topic].append(
-            OffsetCommitRequest.OffsetCommitRequestPartition(
-                partition_index=tp.partition,
-                committed_offset=committed.offset,
-                committed_leader_epoch=committed.leader_epoch,
-                committed_metadata=committed.metadata,
-            )
-        )
+    """An OffsetCommit; generation -1 and member id "" commit from outside the group's membership."""
+    by_topic = group_by_topic(
+        sorted(offsets.items()),
+        key=lambda item: item[0],
+        value=lambda item: OffsetCommitRequest.OffsetCommitRequestPartition(
+            partition_index=item[0].partition,
+            committed_offset=item[1].offset,
+            committed_leader_epoch=item[1].leader_epoch,
+            committed_metadata=item[1].metadata,
+        ),
+    )
     return OffsetCommitRequest(
         group_id=group_id,
         generation_id_or_member_epoch=generation_id,
@@ -91,9 +92,7 @@ def offset_commit_errors(body: Any) -> dict[TopicPartition, ErrorCode]:
 
 
 def offset_fetch_body(group_id: str, partitions: Iterable[TopicPartition]) -> Any:
-    by_topic: dict[str, list[int]] = defaultdict(list)
-    for tp in sorted(set(partitions)):
-        by_topic[tp.topic].append(tp.partition)
+    by_topic = group_by_topic(sorted(set(partitions)), value=lambda tp: tp.partition)
     return OffsetFetchRequest(
         group_id=group_id,
         topics=[
@@ -159,6 +158,7 @@ class OffsetCommitter:
         self.enable_auto_commit = config.enable_auto_commit
         self._auto_commit_interval = config.auto_commit_interval_ms / 1000
         self._clock = clock
+        self._retrier = Retrier(network.backoff, clock)
         self._errors = errors  # shared with the coordinator: raised from the consumer's poll
         self._next_auto_commit = clock() + self._auto_commit_interval
         self._async_commits: list[tuple[InFlightRequest, Future[None]]] = []
@@ -186,7 +186,7 @@ class OffsetCommitter:
                 raise
             self._check_commit(offset_commit_errors(response))
 
-        retry_until(deadline, attempt, self._network.backoff, what="commit", clock=self._clock)
+        self._retrier.call("commit", attempt, deadline)
 
     def commit_async(self, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> Future[None]:
         """Send a commit; the Future resolves during a later poll (it is not retried)."""
@@ -302,7 +302,7 @@ class OffsetCommitter:
                     raise KafkaError(code, f"fetch the committed offsets of group {self.group_id!r}")
             return {tp: results.get(tp, (E.NONE, None))[1] for tp in wanted}
 
-        return retry_until(deadline, attempt, self._network.backoff, what="committed", clock=self._clock)
+        return self._retrier.call("committed", attempt, deadline)
 
     def refresh_committed(self, now: float) -> None:
         """Look up committed offsets for partitions that have no position yet (asynchronously)."""

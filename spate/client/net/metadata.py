@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections import defaultdict
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
@@ -25,6 +26,7 @@ from spate.client.net.descriptions import (
     TopicDescription,
 )
 from spate.protocol.errors import ErrorCode
+from spate.structs import TopicPartition
 
 # Topic-level errors after which the topic's partitions are still described.
 _DESCRIBED_TOPIC_ERRORS = frozenset({ErrorCode.NONE, ErrorCode.LEADER_NOT_AVAILABLE})
@@ -65,6 +67,20 @@ class ClusterSnapshot:
     def available_partitions(self, topic: str) -> tuple[int, ...]:
         """Partitions of ``topic`` that have a leader."""
         return self._available.get(topic, ())
+
+    def by_leader(
+        self, partitions: Iterable[TopicPartition]
+    ) -> tuple[dict[int, list[TopicPartition]], list[TopicPartition]]:
+        """``partitions`` grouped by their leader's node id, and those whose leader is unknown (both in order)."""
+        led: dict[int, list[TopicPartition]] = defaultdict(list)
+        leaderless: list[TopicPartition] = []
+        for tp in partitions:
+            leader = self.leader(tp.topic, tp.partition)
+            if leader >= 0:
+                led[leader].append(tp)
+            else:
+                leaderless.append(tp)
+        return dict(led), leaderless
 
     def broker(self, node_id: int) -> BrokerDescription | None:
         return self.brokers.get(node_id)

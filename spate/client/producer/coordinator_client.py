@@ -14,6 +14,7 @@ from typing import Any, Callable, ClassVar, Self, Sequence
 
 from spate.client.config import ClientConfig
 from spate.client.net.network_client import NetworkClient
+from spate.client.net.retry import Retrier
 
 
 class CoordinatorClient:
@@ -45,6 +46,9 @@ class CoordinatorClient:
         self._clock = clock
         self._sleep = sleep
         self._network = network or NetworkClient(bootstrap_servers, config, clock=clock, rng=rng)
+        self._retrier = Retrier(
+            self._network.backoff, clock, sleep, before_retry=lambda _: self._network.metadata.request_update()
+        )
 
     def close(self) -> None:
         self._network.close()

@@ -37,7 +37,7 @@ import logging
 import math
 import threading
 import time
-from typing import Any, Callable
+from typing import Callable
 
 from spate.client.errors import (
     BrokerUnavailableError,
@@ -60,7 +60,7 @@ from spate.client.producer.txn_requests import TxnRequest
 from spate.protocol import ApiKey, ErrorCode, KafkaError
 from spate.protocol.messages.init_producer_id import InitProducerIdRequest
 from spate.protocol.messages.produce import ProduceRequest
-from spate.structs import TopicPartition
+from spate.structs import TopicPartition, group_by_topic
 
 log = logging.getLogger(__name__)
 
@@ -383,18 +383,18 @@ class Sender:
 
     def _send_produce(self, node: int, batches: list[ProducerBatch]) -> None:
         txn = self.transactions
-        topics: dict[str, list[Any]] = {}
+        parts = []
         for batch in batches:
             if txn is not None:
                 txn.assign_sequence(batch)
-            records = batch.encode()
             tp = batch.topic_partition
-            topics.setdefault(tp.topic, []).append(ProduceRequest.PartitionProduceData(index=tp.partition, records=records))
+            parts.append((tp, ProduceRequest.PartitionProduceData(index=tp.partition, records=batch.encode())))
             batch.in_flight = True
             batch.attempts += 1
             if txn is not None:
                 txn.sent(batch)
         self._in_flight_batches += len(batches)
+        topics = group_by_topic(parts, key=lambda part: part[0], value=lambda part: part[1])
         body = ProduceRequest(
             transactional_id=txn.transactional_id if txn is not None else None,
             acks=self.acks,

@@ -45,13 +45,13 @@ from spate.client.errors import (
     KafkaTimeoutError,
     TransactionAbortableError,
 )
+from spate.client.net.find_coordinator import CoordinatorKey
 from spate.client.producer.coordinator_client import CoordinatorClient
 from spate.client.producer.open_transaction import OpenTransaction
 from spate.client.producer.transaction_completion import DEFAULT_TIMEOUT_MS
 from spate.client.producer.txn_requests import (
     CONCURRENT_TRANSACTIONS_BACKOFF,
     AddOffsetsToTxn,
-    CoordinatorKey,
     FindCoordinator,
     Outcome,
     TxnRequest,

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 
 from spate.client.errors import TransactionAbortedError
+from spate.client.net.find_coordinator import CoordinatorKey
 from spate.client.producer.transaction_manager import (
     EndNeeded,
     InitNeeded,
@@ -33,7 +34,6 @@ from spate.client.producer.txn_requests import (
     CONCURRENT_TRANSACTIONS_BACKOFF,
     AddOffsetsToTxn,
     AddPartitionsToTxn,
-    CoordinatorKey,
     EndTxn,
     FindCoordinator,
     InitProducerId,

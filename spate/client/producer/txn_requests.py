@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import enum
 from concurrent.futures import Future
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Protocol
 
 from spate.client.errors import (
@@ -34,15 +33,12 @@ from spate.client.errors import (
     TransactionAbortableError,
     is_retriable,
 )
+from spate.client.net.find_coordinator import CoordinatorKey
 from spate.protocol import ApiKey, ErrorCode, KafkaError
 from spate.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
 from spate.protocol.messages.add_partitions_to_txn import AddPartitionsToTxnRequest
 from spate.protocol.messages.end_txn import EndTxnRequest
-from spate.protocol.messages.find_coordinator import (
-    KEY_TYPE_GROUP,
-    KEY_TYPE_TRANSACTION,
-    FindCoordinatorRequest,
-)
+from spate.protocol.messages.find_coordinator import FindCoordinatorRequest
 from spate.protocol.messages.init_producer_id import InitProducerIdRequest
 from spate.protocol.messages.txn_offset_commit import TxnOffsetCommitRequest
 from spate.structs import OffsetAndMetadata, TopicPartition, group_by_topic
@@ -78,26 +74,6 @@ class Outcome(enum.Enum):
     RETRY = "retry"  # send again after the retry backoff
     RETRY_SOON = "retry soon"  # CONCURRENT_TRANSACTIONS: the coordinator is finishing the last transaction
     FIND_COORDINATOR = "find coordinator"  # the coordinator moved: look it up, then send again
-
-
-@dataclass(frozen=True, slots=True)
-class CoordinatorKey:
-    """Which coordinator a request goes to: a transactional id's or a group's."""
-
-    key_type: int
-    key: str
-
-    @classmethod
-    def transaction(cls, transactional_id: str) -> CoordinatorKey:
-        return cls(KEY_TYPE_TRANSACTION, transactional_id)
-
-    @classmethod
-    def group(cls, group_id: str) -> CoordinatorKey:
-        return cls(KEY_TYPE_GROUP, group_id)
-
-    def __str__(self) -> str:
-        kind = "transaction" if self.key_type == KEY_TYPE_TRANSACTION else "group"
-        return f"{kind} coordinator of {self.key!r}"
 
 
 class TransactionState(Protocol):

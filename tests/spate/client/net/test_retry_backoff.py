@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from spate.client.errors import KafkaTimeoutError, NetworkError
-from spate.client.net.retry import Backoff, retry_until
+from spate.client.errors import AdminError, KafkaTimeoutError, NetworkError
+from spate.client.net.retry import Backoff, KeyedCall, Retrier, retry_until
 from spate.protocol import ErrorCode, KafkaError
 
 
@@ -74,3 +74,65 @@ def test_the_deadline_turns_the_last_failure_into_a_timeout_that_names_it() -> N
                     sleep=time.sleep)
     assert raised.value.__cause__ is cause
     assert time.now == pytest.approx(1.0)
+
+
+def test_a_retrier_retries_with_its_clients_settings_and_hook() -> None:
+    time = FakeTime()
+    refreshed: list[BaseException] = []
+    retrier = Retrier(Backoff(100, 1000, random.Random(4)), time.clock, time.sleep, before_retry=refreshed.append)
+    answers = iter([KafkaError(ErrorCode.LEADER_NOT_AVAILABLE), "done"])
+
+    def attempt(deadline: float) -> str:
+        answer = next(answers)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    assert retrier.call("op", attempt, 10.0) == "done"
+    assert len(refreshed) == 1 and len(time.sleeps) == 1
+
+
+def test_a_keyed_call_settles_each_key_and_retries_only_the_ones_left() -> None:
+    time = FakeTime()
+    retrier = Retrier(Backoff(100, 1000, random.Random(5)), time.clock, time.sleep)
+    call: KeyedCall[str] = KeyedCall({"a": 1, "b": 2, "c": 3})
+    asked: list[list[str]] = []
+    answers = {
+        "a": iter([ErrorCode.NONE]),
+        "b": iter([ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.NONE]),
+        "c": iter([ErrorCode.GROUP_ID_NOT_FOUND]),
+    }
+
+    def attempt(deadline: float) -> None:
+        asked.append(sorted(call.pending))
+        for key in list(call.pending):
+            call.settle(key, next(answers[key]), f"op on {key}", retry_on={ErrorCode.COORDINATOR_LOAD_IN_PROGRESS},
+                        result=lambda: key.upper())
+        call.settle("a", ErrorCode.GROUP_ID_NOT_FOUND, "a late answer about a settled key is ignored")
+
+    with pytest.raises(AdminError) as raised:
+        retrier.call_each("op", call, attempt, 10.0)
+    assert asked == [["a", "b", "c"], ["b"]]
+    assert call.results == {"a": "A", "b": "B"} and call.pending == {}
+    assert set(raised.value.errors) == {"c"} and raised.value.code == ErrorCode.GROUP_ID_NOT_FOUND
+    assert str(raised.value.errors["c"]).endswith("op on c")
+
+
+def test_a_keyed_call_that_keeps_getting_retriable_answers_times_out_naming_the_last() -> None:
+    time = FakeTime()
+    retrier = Retrier(Backoff(100, 200, random.Random(6)), time.clock, time.sleep)
+    call: KeyedCall[str] = KeyedCall({"a": None})
+
+    def attempt(deadline: float) -> None:
+        call.retry(KafkaError(ErrorCode.NOT_COORDINATOR, "still moving"))
+
+    with pytest.raises(KafkaTimeoutError, match="op did not complete.*still moving"):
+        retrier.call_each("op", call, attempt, 1.0)
+    assert "a" in call and not call.retrying
+
+
+def test_a_keyed_call_refused_as_a_whole_settles_every_key_under_one_error() -> None:
+    call: KeyedCall[str] = KeyedCall({"a": None, "b": None})
+    call.fail_rest("group", KafkaError(ErrorCode.GROUP_AUTHORIZATION_FAILED))
+    call.end_attempt()  # nothing noted for a retry: no error
+    assert call.pending == {} and list(call.errors) == ["group"]

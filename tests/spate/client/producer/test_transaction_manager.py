@@ -16,6 +16,7 @@ from spate.client.errors import (
     ProducerFencedError,
     TransactionAbortableError,
 )
+from spate.client.net.find_coordinator import CoordinatorKey
 from spate.client.producer.batch import ProducerBatch
 from spate.client.producer.transaction_manager import (
     TRANSITIONS,
@@ -26,7 +27,6 @@ from spate.client.producer.txn_request_queue import TxnRequestQueue
 from spate.client.producer.txn_requests import (
     CONCURRENT_TRANSACTIONS_BACKOFF,
     AddPartitionsToTxn,
-    CoordinatorKey,
     EndTxn,
     FindCoordinator,
     InitProducerId,

@@ -8,12 +8,12 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from spate.client.errors import ProducerFencedError, TransactionAbortableError, TransactionAbortedError
+from spate.client.net.find_coordinator import CoordinatorKey
 from spate.client.producer.batch import ProducerBatch
 from spate.client.producer.transaction_manager import TxnState
 from spate.client.producer.txn_requests import (
     AddOffsetsToTxn,
     AddPartitionsToTxn,
-    CoordinatorKey,
     EndTxn,
     FindCoordinator,
     TxnOffsetCommit,
