@@ -184,38 +184,7 @@ class Fetcher:
             state.high_watermark = data.high_watermark
             state.last_stable_offset = data.last_stable_offset
             state.log_start_offset = data.log_start_offset
-            try:
-                decoded = decode_partition_records(
-                    tp.topic,
-                    tp.partition,
-                    data.records,
-                    fetch_offset,
-                    isolation_level=self.isolation_level,
-                    aborted_transactions=data.aborted_transactions,
-                    check_crcs=self.config.check_crcs,
-                )
-            except CorruptRecordError as exc:
-                self._errors.append(KafkaError(ErrorCode.CORRUPT_MESSAGE, f"{tp} at offset {fetch_offset}: {exc}"))
-                return
-            if decoded.oversized_batch_offset is not None:
-                if not first:
-                    self._oversized.add(tp)
-                    return
-                self._errors.append(
-                    KafkaError(
-                        ErrorCode.MESSAGE_TOO_LARGE,
-                        f"the batch at offset {decoded.oversized_batch_offset} of {tp} is larger than "
-                        f"max_partition_fetch_bytes ({self.config.max_partition_fetch_bytes}) and the "
-                        f"broker returned only part of it",
-                    )
-                )
-                self._back_off([tp])
-                return
-            self._oversized.discard(tp)
-            if decoded.batches:
-                self._buffers[tp] = _Buffered(deque(decoded.batches), decoded.next_offset)
-            elif decoded.next_offset > fetch_offset:
-                state.position = decoded.next_offset  # only markers or aborted data: step over them
+            self._take_records(tp, fetch_offset, data, first)
             return
         if code == ErrorCode.OFFSET_OUT_OF_RANGE:
             if subscriptions.default_reset is OffsetResetStrategy.NONE:
@@ -232,6 +201,42 @@ class Fetcher:
             return
         self._errors.append(KafkaError(code, f"fetch {tp} at offset {fetch_offset}"))
         self._back_off([tp])
+
+    def _take_records(self, tp: TopicPartition, fetch_offset: int, data: Any, first: bool) -> None:
+        """Decode a partition's records and buffer them (or step over markers and aborted data)."""
+        try:
+            decoded = decode_partition_records(
+                tp.topic,
+                tp.partition,
+                data.records,
+                fetch_offset,
+                isolation_level=self.isolation_level,
+                aborted_transactions=data.aborted_transactions,
+                check_crcs=self.config.check_crcs,
+            )
+        except CorruptRecordError as exc:
+            self._errors.append(KafkaError(ErrorCode.CORRUPT_MESSAGE, f"{tp} at offset {fetch_offset}: {exc}"))
+            return
+        if decoded.oversized_batch_offset is not None:
+            if not first:
+                self._oversized.add(tp)
+                return
+            self._errors.append(
+                KafkaError(
+                    ErrorCode.MESSAGE_TOO_LARGE,
+                    f"the batch at offset {decoded.oversized_batch_offset} of {tp} is larger than "
+                    f"max_partition_fetch_bytes ({self.config.max_partition_fetch_bytes}) and the "
+                    f"broker returned only part of it",
+                )
+            )
+            self._back_off([tp])
+            return
+        self._oversized.discard(tp)
+        if decoded.batches:
+            self._buffers[tp] = _Buffered(deque(decoded.batches), decoded.next_offset)
+        elif decoded.next_offset > fetch_offset:
+            # Only markers or aborted data: step over them.
+            self.subscriptions.state(tp).position = decoded.next_offset
 
     def _back_off(self, partitions: list[TopicPartition]) -> None:
         until = self.clock() + self.network.backoff.delay(0)

@@ -9,10 +9,9 @@
 
 ``send`` only encodes the record into its partition's open batch (under a
 short lock) and returns; the sender thread (``sender.py``) turns ready
-batches into Produce requests. Options follow the Kafka producer's names,
-meanings and defaults. Idempotence is on unless the configuration rules it
-out (acks other than all, ``retries=0``, more than 5 requests in flight), as
-in Kafka: retries then never duplicate a record or reorder a partition.
+batches into Produce requests. Settings follow the Kafka producer's names,
+meanings and defaults (``producer_config.py``); idempotence is on unless
+they rule it out, so retries never duplicate a record or reorder a partition.
 
 Delivery callbacks (``on_delivery`` or ``future.add_done_callback``) run on
 the sender thread: keep them short, and do not call ``flush`` or ``close``
@@ -27,16 +26,15 @@ Transactions, with Kafka's API and meaning::
     producer.send_offsets_to_transaction(consumer_positions, "copier-group")
     producer.commit_transaction()            # or abort_transaction()
 
-A transactional producer is idempotent with acks=all. Errors say what to do
-next: :class:`ProducerFencedError` (another instance took over the id; only
-``close`` is left), :class:`TransactionAbortableError` (something in the
-transaction failed: ``abort_transaction`` and retry the work) and
-:class:`InvalidTxnStateError` (calls out of order). A transaction still open
-when the producer closes is aborted, unless it was handed over to another
-process with ``prepare_handoff`` (see ``transaction_completion.py``). The
-transaction calls block up to
-their ``timeout_ms`` (default ``max_block_ms``); after a KafkaTimeoutError
-the same call may be made again to keep waiting for the same outcome.
+Errors say what to do next: :class:`ProducerFencedError` (another instance
+took over the id; only ``close`` is left), :class:`TransactionAbortableError`
+(something in the transaction failed: ``abort_transaction`` and retry the
+work) and :class:`InvalidTxnStateError` (calls out of order). A transaction
+still open when the producer closes is aborted, unless ``prepare_handoff``
+handed it to another process (see ``transaction_completion.py``). The
+transaction calls block up to their ``timeout_ms`` (default
+``max_block_ms``); after a KafkaTimeoutError the same call may be made again
+to keep waiting for the same outcome.
 """
 
 from __future__ import annotations
@@ -56,6 +54,7 @@ from spate.client.net.network_client import NetworkClient
 from spate.client.net.retry import Backoff
 from spate.client.producer.accumulator import RecordAccumulator
 from spate.client.producer.batch import ProducerBatch
+from spate.client.producer.buffer_memory import BufferMemory
 from spate.client.producer.future_record_metadata import DeliveryCallback, FutureRecordMetadata, ProduceResult
 from spate.client.producer.open_transaction import OpenTransaction
 from spate.client.producer.partitioner import DefaultPartitioner, Partitioner
@@ -86,12 +85,9 @@ class Producer:
     ) -> None:
         """Create a producer and start its sender thread (no connection is made yet).
 
-        ``options`` are the producer's settings, by Kafka's names and with
-        Kafka's defaults (``acks``, ``linger_ms``, ``batch_size``,
-        ``enable_idempotence``, ``transactional_id``, ...): see
-        :class:`~spate.client.producer.producer_config.ProducerConfig`. A bad
-        value raises ValueError, an unknown name TypeError. ``partitioner``
-        picks the partition of a record sent without one (default: Kafka's).
+        ``options`` are its settings (``acks``, ``linger_ms``, ``transactional_id``, ...), as
+        :class:`~spate.client.producer.producer_config.ProducerConfig` names, defaults and checks them.
+        ``partitioner`` picks the partition of a record sent without one (default: Kafka's).
         ``clock``, ``time_ms``, ``rng`` and ``socket_factory`` are for tests.
         """
         self._config = config = ProducerConfig.from_options("Producer", options)
@@ -99,20 +95,7 @@ class Producer:
         self._clock = clock
         self._time_ms = time_ms
         rng = rng or random.Random()
-        self._network = NetworkClient(
-            bootstrap_servers, config, clock=clock, rng=rng, socket_factory=socket_factory,
-            allow_auto_topic_creation=True,
-        )
-        self._metadata = self._network.metadata
-        self._producer_metadata = ProducerMetadata(
-            self._metadata,
-            wakeup=self._network.wakeup,
-            check_usable=self._check_still_usable,
-            max_block=config.max_block,
-            clock=clock,
-        )
-        # The same dict: send() reads it without a call per record.
-        self._topics = self._producer_metadata.topics
+        self._connect(bootstrap_servers, rng, socket_factory)
         self._partitioner: Partitioner = partitioner or DefaultPartitioner(rng)
         self._accumulator = RecordAccumulator(
             batch_size=config.batch_size,
@@ -123,13 +106,9 @@ class Producer:
         # Settings send() reads for every record, as plain attributes.
         self._max_block = config.max_block
         self._max_request_size = config.max_request_size
-        self._buffer_memory = config.buffer_memory
         self._no_linger = config.linger_ms <= 0
         self._lock = threading.Lock()
-        self._batch_done = threading.Condition(self._lock)
-        # Incomplete batches and the buffer memory each one holds.
-        self._incomplete: dict[ProducerBatch, int] = {}
-        self._buffered = 0
+        self._memory = BufferMemory(config.buffer_memory, self._lock, clock)
         self._closed = False
         self._fatal: BaseException | None = None
         self._transactions = (
@@ -141,7 +120,11 @@ class Producer:
         )
         # Set by prepare_handoff: close() then leaves the open transaction to its new owner.
         self._handed_off = False
-        self._sender = Sender(
+        self._sender = self._start_sender(rng)
+
+    def _start_sender(self, rng: random.Random) -> Sender:
+        config = self._config
+        sender = Sender(
             network=self._network,
             accumulator=self._accumulator,
             lock=self._lock,
@@ -151,9 +134,27 @@ class Producer:
             backoff=Backoff(config.retry_backoff_ms, config.retry_backoff_max_ms, rng),
             on_batch_done=self._on_batch_done,
             on_fatal_error=self._on_fatal_error,
-            clock=clock,
+            clock=self._clock,
         )
-        self._sender.start()
+        sender.start()
+        return sender
+
+    def _connect(self, bootstrap_servers: str | Sequence[str], rng: random.Random, socket_factory: SocketFactory) -> None:
+        """The network client, and the producer's view of the metadata it keeps."""
+        self._network = NetworkClient(
+            bootstrap_servers, self._config, clock=self._clock, rng=rng, socket_factory=socket_factory,
+            allow_auto_topic_creation=True,
+        )
+        self._metadata = self._network.metadata
+        self._producer_metadata = ProducerMetadata(
+            self._metadata,
+            wakeup=self._network.wakeup,
+            check_usable=self._check_still_usable,
+            max_block=self._config.max_block,
+            clock=self._clock,
+        )
+        # The same dict: send() reads it without a call per record.
+        self._topics = self._producer_metadata.topics
 
     # --- sending ----------------------------------------------------------------------------------
 
@@ -212,10 +213,12 @@ class Producer:
 
         # acquire/release rather than ``with``: a third of the cost on this path.
         lock = self._lock
+        memory = self._memory
         lock.acquire()
         try:
-            if self._buffered >= self._buffer_memory:
-                self._wait_for_memory(self._clock() + self._max_block if deadline is None else deadline)
+            if memory.used >= memory.limit:
+                deadline = self._clock() + self._max_block if deadline is None else deadline
+                memory.wait_for_room(deadline, self._max_block, self._check_not_failed)
             if partition is None:
                 partition = self._partitioner.partition(topic, key, count, available)
             if txn is not None:
@@ -227,9 +230,7 @@ class Producer:
             if on_delivery is not None:
                 batch.result.add_callback_unlocked(index, on_delivery)
             if new_batch:
-                reserved = max(self._accumulator.batch_size, batch.size_in_bytes)
-                self._incomplete[batch] = reserved
-                self._buffered += reserved
+                memory.reserve(batch, max(self._accumulator.batch_size, batch.size_in_bytes))
             if batch_closed:
                 self._partitioner.batch_closed(topic, partition, count, available)
         finally:
@@ -278,17 +279,9 @@ class Producer:
         if self._closed:
             raise ClientClosedError("the producer was closed while waiting for metadata")
 
-    def _wait_for_memory(self, deadline: float) -> None:
-        """Called with the lock held; releases it while waiting for batches to complete."""
-        while self._buffered >= self._buffer_memory:
-            remaining = deadline - self._clock()
-            if remaining <= 0:
-                raise KafkaTimeoutError(
-                    f"buffer_memory ({self._buffer_memory} bytes) stayed full for {self._max_block * 1000:.0f} ms"
-                )
-            self._batch_done.wait(remaining)
-            if self._fatal is not None:
-                raise self._fatal
+    def _check_not_failed(self) -> None:
+        if self._fatal is not None:
+            raise self._fatal
 
     # --- flush ------------------------------------------------------------------------------------
 
@@ -298,12 +291,11 @@ class Producer:
         Raises KafkaTimeoutError when the timeout passes first.
         """
         with self._lock:
-            pending = list(self._incomplete)
+            pending = self._memory.incomplete()
             self._accumulator.begin_flush()
         self._network.wakeup()
         try:
-            with self._batch_done:
-                finished = self._batch_done.wait_for(lambda: all(batch.done for batch in pending), timeout)
+            finished = self._memory.wait_until_done(pending, timeout)
         finally:
             with self._lock:
                 self._accumulator.end_flush()
@@ -488,12 +480,8 @@ class Producer:
     # --- sender callbacks -------------------------------------------------------------------------
 
     def _on_batch_done(self, batch: ProducerBatch) -> None:
-        with self._lock:
-            reserved = self._incomplete.pop(batch, 0)
-            self._buffered -= reserved
-            self._batch_done.notify_all()
+        self._memory.release(batch)
 
     def _on_fatal_error(self, error: BaseException) -> None:
         self._fatal = error
-        with self._lock:
-            self._batch_done.notify_all()
+        self._memory.wake_waiters()

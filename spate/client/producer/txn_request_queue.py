@@ -15,15 +15,21 @@ commit that can no longer succeed); a fatal error fails everything queued.
 
 Runs on the sender thread. It holds the manager's lock while it takes needs
 and runs a handler, so that a handler's reports are one step as far as the
-application's threads can see.
+application's threads can see. :class:`TxnRequestSender` sends the queue's
+requests over the producer's connections and brings the answers back.
 """
 
 from __future__ import annotations
 
+import logging
 import math
+from typing import Callable
 
-from spate.client.errors import TransactionAbortedError
+from spate.client.errors import BrokerUnavailableError, ClientError, TransactionAbortedError
+from spate.client.net.connection import InFlightRequest
 from spate.client.net.find_coordinator import CoordinatorKey
+from spate.client.net.network_client import NetworkClient
+from spate.client.net.retry import Backoff
 from spate.client.producer.transaction_manager import (
     EndNeeded,
     InitNeeded,
@@ -42,10 +48,12 @@ from spate.client.producer.txn_requests import (
     TxnRequest,
 )
 
+log = logging.getLogger(__name__)
+
 
 class TxnRequestQueue:
     def __init__(self, transactions: TransactionManager) -> None:
-        self._txn = transactions
+        self.transactions = self._txn = transactions
         self._key = CoordinatorKey.transaction(transactions.transactional_id or "")
         self._requests: list[TxnRequest] = []
         self._in_flight: TxnRequest | None = None
@@ -204,3 +212,78 @@ class TxnRequestQueue:
             request.order = (request.priority, self._sequence_number)
         self._requests.append(request)
         self._requests.sort(key=lambda r: r.order)
+
+
+class TxnRequestSender:
+    """Sends the queue's next request when one is due, and hands the answer back to the queue.
+
+    ``on_fatal`` gets the transaction's fatal error once a request has made
+    the producer stop.
+    """
+
+    def __init__(
+        self,
+        queue: TxnRequestQueue,
+        network: NetworkClient,
+        backoff: Backoff,
+        *,
+        on_fatal: Callable[[BaseException], None],
+        clock: Callable[[], float],
+    ) -> None:
+        self._queue = queue
+        self._network = network
+        self._backoff = backoff
+        self._on_fatal = on_fatal
+        self._clock = clock
+
+    def maybe_send(self, now: float, has_incomplete_batches: bool) -> float:
+        """Send the next request if one is due; seconds until one may be (0: look again at once)."""
+        queue = self._queue
+        if queue.has_request_in_flight:
+            return math.inf
+        request, wait = queue.next_request(now, has_incomplete_batches)
+        if request is None:
+            return wait
+        try:
+            node = self._node_for(request, now)
+            self._network.send(
+                node,
+                request.api_key,
+                request.body(queue.transactions),
+                min_version=request.min_version,
+                context=request,
+                callback=self._on_response,
+            )
+        except ClientError as exc:
+            log.debug("%r not sent: %s", request, exc)
+            queue.on_transport_error(request, exc, self._clock(), self._backoff.delay(request.attempts))
+            self._check_fatal()
+            return 0.0
+        return math.inf
+
+    def _node_for(self, request: TxnRequest, now: float) -> int:
+        address = self._queue.coordinator_address(request)
+        if address is None:
+            node = self._network.least_loaded_node(now)
+            if node is None:
+                raise BrokerUnavailableError("no broker can be reached")
+            return node
+        node, host, port = address
+        if self._network.node(node) is None:
+            self._network.register_node(node, host, port)
+        return node
+
+    def _on_response(self, sent: InFlightRequest) -> None:
+        request: TxnRequest = sent.context
+        now, backoff = self._clock(), self._backoff.delay(request.attempts)
+        if sent.error is not None:
+            log.debug("%r failed: %s", request, sent.error)
+            self._queue.on_transport_error(request, sent.error, now, backoff)
+        else:
+            self._queue.on_response(request, sent.response, now, backoff)
+        self._check_fatal()
+
+    def _check_fatal(self) -> None:
+        error = self._queue.transactions.fatal_error
+        if error is not None:
+            self._on_fatal(error)
