@@ -10,7 +10,7 @@ raises :class:`AdminError` listing those refused, after the others are done.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from spate.client.admin.admin_types import ConfigEntry, ConfigResource, ConfigResourceType
 from spate.client.net.network_client import NetworkClient
@@ -32,26 +32,22 @@ class ConfigAdmin:
     ) -> dict[ConfigResource, dict[str, ConfigEntry]]:
         call: KeyedCall[ConfigResource] = KeyedCall({r: r for r in resources})
 
-        def attempt(deadline: float) -> None:
-            for node, group in self._by_node(call, deadline).items():
-                body = DescribeConfigsRequest(
-                    resources=[
-                        DescribeConfigsRequest.DescribeConfigsResource(
-                            resource_type=int(r.type), resource_name=r.name, configuration_keys=None
-                        )
-                        for r in group
-                    ],
-                    include_synonyms=include_synonyms,
-                )
-                _, response = self._network.request(node, ApiKey.DESCRIBE_CONFIGS, body, deadline=deadline)
-                for result in response.results:
-                    resource = ConfigResource(ConfigResourceType(result.resource_type), result.resource_name)
-                    call.settle(
-                        resource,
-                        ErrorCode.of(result.error_code),
-                        result.error_message or f"describe configs of {resource}",
-                        result=lambda: {c.name: _config_entry(c) for c in result.configs},
+        def body(group: list[ConfigResource]) -> Any:
+            return DescribeConfigsRequest(
+                resources=[
+                    DescribeConfigsRequest.DescribeConfigsResource(
+                        resource_type=int(r.type), resource_name=r.name, configuration_keys=None
                     )
+                    for r in group
+                ],
+                include_synonyms=include_synonyms,
+            )
+
+        def attempt(deadline: float) -> None:
+            self._ask_each(
+                call, deadline, ApiKey.DESCRIBE_CONFIGS, body, lambda response: response.results,
+                "describe configs of", lambda answer: {c.name: _config_entry(c) for c in answer.configs},
+            )
 
         return self._retrier.call_each("describe_configs", call, attempt, deadline).results
 
@@ -60,31 +56,47 @@ class ConfigAdmin:
     ) -> None:
         call: KeyedCall[ConfigResource] = KeyedCall(configs)
 
-        def attempt(deadline: float) -> None:
-            for node, group in self._by_node(call, deadline).items():
-                body = AlterConfigsRequest(
-                    resources=[
-                        AlterConfigsRequest.AlterConfigsResource(
-                            resource_type=int(r.type),
-                            resource_name=r.name,
-                            configs=[
-                                AlterConfigsRequest.AlterableConfig(name=k, value=v) for k, v in call.pending[r].items()
-                            ],
-                        )
-                        for r in group
-                    ],
-                    validate_only=validate_only,
-                )
-                _, response = self._network.request(node, ApiKey.ALTER_CONFIGS, body, deadline=deadline)
-                for result in response.responses:
-                    resource = ConfigResource(ConfigResourceType(result.resource_type), result.resource_name)
-                    call.settle(
-                        resource,
-                        ErrorCode.of(result.error_code),
-                        result.error_message or f"alter configs of {resource}",
+        def body(group: list[ConfigResource]) -> Any:
+            return AlterConfigsRequest(
+                resources=[
+                    AlterConfigsRequest.AlterConfigsResource(
+                        resource_type=int(r.type),
+                        resource_name=r.name,
+                        configs=[AlterConfigsRequest.AlterableConfig(name=k, value=v) for k, v in call.pending[r].items()],
                     )
+                    for r in group
+                ],
+                validate_only=validate_only,
+            )
+
+        def attempt(deadline: float) -> None:
+            self._ask_each(
+                call, deadline, ApiKey.ALTER_CONFIGS, body, lambda response: response.responses, "alter configs of"
+            )
 
         self._retrier.call_each("alter_configs", call, attempt, deadline)
+
+    def _ask_each(
+        self,
+        call: KeyedCall[ConfigResource],
+        deadline: float,
+        api_key: ApiKey,
+        body: Callable[[list[ConfigResource]], Any],
+        answers: Callable[[Any], Iterable[Any]],
+        action: str,
+        result: Callable[[Any], Any] | None = None,
+    ) -> None:
+        """Ask each node about its pending resources and settle each resource by its answer."""
+        for node, group in self._by_node(call, deadline).items():
+            _, response = self._network.request(node, api_key, body(group), deadline=deadline)
+            for answer in answers(response):
+                resource = ConfigResource(ConfigResourceType(answer.resource_type), answer.resource_name)
+                call.settle(
+                    resource,
+                    ErrorCode.of(answer.error_code),
+                    answer.error_message or f"{action} {resource}",
+                    result=None if result is None else lambda: result(answer),
+                )
 
     def _by_node(self, call: KeyedCall[ConfigResource], deadline: float) -> dict[int, list[ConfigResource]]:
         """The pending resources by the node to ask: a broker's own resources to it, the rest to any broker.

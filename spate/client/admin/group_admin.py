@@ -18,7 +18,7 @@ from collections import defaultdict
 from typing import Any, Iterable, Mapping
 
 from spate.client.admin.admin_types import BrokerDescription, GroupDescription, GroupListing, MemberDescription
-from spate.client.commit_offsets import offsets_to_commit
+from spate.client.commit_offsets import offsets_to_commit, partition_error_codes
 from spate.client.consumer.consumer_protocol import (  # noqa: F401  (encode_assignment: re-exported)
     CONSUMER_PROTOCOL_TYPE,
     decode_assignment,
@@ -140,18 +140,15 @@ class GroupAdmin:
             node = self.coordinator(group_id, deadline)
             body = offset_commit_body(group_id, NO_GENERATION, NO_MEMBER_ID, None, call.pending)
             _, response = self._network.request(node, ApiKey.OFFSET_COMMIT, body, deadline=deadline)
-            for topic in response.topics:
-                for part in topic.partitions:
-                    tp = TopicPartition(topic.name, part.partition_index)
-                    code = ErrorCode.of(part.error_code)
-                    if tp not in call:
-                        continue
-                    if code == ErrorCode.NONE:
-                        call.succeed(tp)
-                    elif code in _COORDINATOR_MOVED:
-                        call.retry(KafkaError(code, f"commit the offset of {tp} for group {group_id!r}"))
-                    else:
-                        call.fail(tp, KafkaError(code, _commit_failure(group_id, tp, code)))
+            for tp, code in partition_error_codes(response).items():
+                if tp not in call:
+                    continue
+                if code == ErrorCode.NONE:
+                    call.succeed(tp)
+                elif code in _COORDINATOR_MOVED:
+                    call.retry(KafkaError(code, f"commit the offset of {tp} for group {group_id!r}"))
+                else:
+                    call.fail(tp, KafkaError(code, _commit_failure(group_id, tp, code)))
 
         self._retrier.call_each("alter_group_offsets", call, attempt, deadline)
 
@@ -175,10 +172,8 @@ class GroupAdmin:
             if code != ErrorCode.NONE:
                 call.fail_rest(group_id, KafkaError(code, f"delete offsets of group {group_id!r}"))
                 return
-            for topic in response.topics:
-                for part in topic.partitions:
-                    tp = TopicPartition(topic.name, part.partition_index)
-                    call.settle(tp, ErrorCode.of(part.error_code), f"delete the offset of {tp} in group {group_id!r}")
+            for tp, part_code in partition_error_codes(response).items():
+                call.settle(tp, part_code, f"delete the offset of {tp} in group {group_id!r}")
 
         self._retrier.call_each("delete_group_offsets", call, attempt, deadline)
 

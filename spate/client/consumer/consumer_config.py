@@ -70,6 +70,13 @@ class ConsumerConfig(ClientConfig):
             raise ValueError("max_poll_interval_ms and auto_commit_interval_ms must be positive")
 
     @property
+    def group(self) -> str:
+        """The group id, for the parts of a consumer that exist only with one."""
+        if self.group_id is None:
+            raise ValueError("a consumer created without a group_id has no group")
+        return self.group_id
+
+    @property
     def isolation(self) -> IsolationLevel:
         return self.isolation_level  # type: ignore[return-value]  # parsed in __post_init__
 

@@ -84,12 +84,10 @@ class ConsumerCoordinator:
         rng: random.Random | None = None,
         socket_factory: SocketFactory = socket.create_connection,
     ) -> None:
-        if config.group_id is None:
-            raise ValueError("a consumer coordinator needs a group_id")
         self._network = network
         self._subscriptions = subscriptions
         self.config = config
-        self.group_id: str = config.group_id
+        self.group_id = config.group
         self._on_assignment_changed = on_assignment_changed
         self._clock = clock
         self._rng = rng or random.Random()

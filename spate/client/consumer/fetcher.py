@@ -32,6 +32,7 @@ from spate.client.consumer.list_offsets import EARLIEST, LATEST, parse_response,
 from spate.client.consumer.subscription_state import OffsetResetStrategy, SubscriptionState
 from spate.client.errors import ClientError, NoOffsetForPartitionError, OffsetOutOfRangeError
 from spate.client.net.connection import InFlightRequest
+from spate.client.net.metadata import LEADER_MOVED_ERRORS
 from spate.client.net.network_client import NetworkClient
 from spate.protocol import ApiKey, ErrorCode, KafkaError
 from spate.protocol.messages.fetch import FetchRequest
@@ -40,18 +41,8 @@ from spate.structs import TopicPartition, group_by_topic
 
 log = logging.getLogger(__name__)
 
-_RETRY_FETCH_ERRORS = frozenset(
-    {
-        ErrorCode.NOT_LEADER_OR_FOLLOWER,
-        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-        ErrorCode.LEADER_NOT_AVAILABLE,
-        ErrorCode.REPLICA_NOT_AVAILABLE,
-        ErrorCode.FENCED_LEADER_EPOCH,
-        ErrorCode.UNKNOWN_LEADER_EPOCH,
-        ErrorCode.KAFKA_STORAGE_ERROR,
-        ErrorCode.OFFSET_NOT_AVAILABLE,
-    }
-)
+# Answers after which fetching the partition again is worth it, once metadata is fresh.
+_RETRY_FETCH_ERRORS = LEADER_MOVED_ERRORS | {ErrorCode.REPLICA_NOT_AVAILABLE, ErrorCode.OFFSET_NOT_AVAILABLE}
 _RESET_TIMESTAMPS = {OffsetResetStrategy.EARLIEST: EARLIEST, OffsetResetStrategy.LATEST: LATEST}
 
 

@@ -78,9 +78,7 @@ class HeartbeatThread:
         socket_factory: SocketFactory = socket.create_connection,
     ) -> None:
         """Start the thread; ``config`` gives the group, its timeouts and the connection settings."""
-        if config.group_id is None:
-            raise ValueError("heartbeats need a group_id")
-        self.group_id: str = config.group_id
+        self.group_id = config.group
         self.group_instance_id = config.group_instance_id
         self.session_timeout = config.session_timeout_ms / 1000
         self.interval = config.heartbeat_interval_ms / 1000

@@ -31,6 +31,7 @@ from collections import deque
 from concurrent.futures import Future
 from typing import Any, Callable, Iterable, Mapping, Protocol
 
+from spate.client.commit_offsets import committed_partitions, partition_error_codes
 from spate.client.consumer.consumer_config import ConsumerConfig
 from spate.client.consumer.subscription_state import SubscriptionState
 from spate.client.errors import ClientError, CommitFailedError, NetworkError
@@ -63,16 +64,7 @@ def offset_commit_body(
     offsets: Mapping[TopicPartition, OffsetAndMetadata],
 ) -> Any:
     """An OffsetCommit; generation -1 and member id "" commit from outside the group's membership."""
-    by_topic = group_by_topic(
-        sorted(offsets.items()),
-        key=lambda item: item[0],
-        value=lambda item: OffsetCommitRequest.OffsetCommitRequestPartition(
-            partition_index=item[0].partition,
-            committed_offset=item[1].offset,
-            committed_leader_epoch=item[1].leader_epoch,
-            committed_metadata=item[1].metadata,
-        ),
-    )
+    by_topic = committed_partitions(offsets, OffsetCommitRequest.OffsetCommitRequestPartition)
     return OffsetCommitRequest(
         group_id=group_id,
         generation_id_or_member_epoch=generation_id,
@@ -80,15 +72,6 @@ def offset_commit_body(
         group_instance_id=group_instance_id,
         topics=[OffsetCommitRequest.OffsetCommitRequestTopic(name=n, partitions=p) for n, p in by_topic.items()],
     )
-
-
-def offset_commit_errors(body: Any) -> dict[TopicPartition, ErrorCode]:
-    """Each partition's answer (NONE for success)."""
-    return {
-        TopicPartition(topic.name, part.partition_index): ErrorCode.of(part.error_code)
-        for topic in body.topics
-        for part in topic.partitions
-    }
 
 
 def offset_fetch_body(group_id: str, partitions: Iterable[TopicPartition]) -> Any:
@@ -148,12 +131,10 @@ class OffsetCommitter:
         clock: Callable[[], float] = time.monotonic,
         errors: deque[BaseException],
     ) -> None:
-        if config.group_id is None:
-            raise ValueError("committing offsets needs a group_id")
         self._group = group
         self._network = network
         self._subscriptions = subscriptions
-        self.group_id: str = config.group_id
+        self.group_id = config.group
         self.group_instance_id = config.group_instance_id
         self.enable_auto_commit = config.enable_auto_commit
         self._auto_commit_interval = config.auto_commit_interval_ms / 1000
@@ -184,7 +165,7 @@ class OffsetCommitter:
             except NetworkError:
                 self._group.coordinator_dead("the commit's connection failed")
                 raise
-            self._check_commit(offset_commit_errors(response))
+            self._check_commit(partition_error_codes(response))
 
         self._retrier.call("commit", attempt, deadline)
 
@@ -220,7 +201,7 @@ class OffsetCommitter:
                 future.set_exception(request.error)
                 continue
             try:
-                self._check_commit(offset_commit_errors(request.response))
+                self._check_commit(partition_error_codes(request.response))
             except (ClientError, KafkaError) as exc:
                 future.set_exception(exc)
             else:

@@ -33,6 +33,18 @@ _DESCRIBED_TOPIC_ERRORS = frozenset({ErrorCode.NONE, ErrorCode.LEADER_NOT_AVAILA
 
 NO_LEADER = -1
 
+# Answers about a partition after which its leader may have moved: worth a metadata refresh.
+LEADER_MOVED_ERRORS = frozenset(
+    {
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.LEADER_NOT_AVAILABLE,
+        ErrorCode.FENCED_LEADER_EPOCH,
+        ErrorCode.UNKNOWN_LEADER_EPOCH,
+        ErrorCode.KAFKA_STORAGE_ERROR,
+    }
+)
+
 
 @dataclass(frozen=True)
 class ClusterSnapshot:

@@ -48,6 +48,7 @@ from spate.client.errors import (
     is_retriable,
 )
 from spate.client.net.connection import InFlightRequest
+from spate.client.net.metadata import LEADER_MOVED_ERRORS
 from spate.client.net.network_client import NetworkClient
 from spate.client.net.retry import Backoff
 from spate.client.producer.accumulator import RecordAccumulator
@@ -63,17 +64,6 @@ from spate.structs import TopicPartition, group_by_topic
 
 log = logging.getLogger(__name__)
 
-# Errors after which the partition's leader may have moved.
-_METADATA_ERRORS = frozenset(
-    {
-        ErrorCode.NOT_LEADER_OR_FOLLOWER,
-        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-        ErrorCode.LEADER_NOT_AVAILABLE,
-        ErrorCode.FENCED_LEADER_EPOCH,
-        ErrorCode.UNKNOWN_LEADER_EPOCH,
-        ErrorCode.KAFKA_STORAGE_ERROR,
-    }
-)
 # Idle wait when nothing at all is scheduled; a wakeup cuts it short.
 _IDLE_POLL = 1.0
 
@@ -382,7 +372,7 @@ class Sender:
         retriable = is_retriable(error) or stale
         if code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER and txn is not None and not txn.is_next_to_acknowledge(batch):
             retriable = True  # an earlier batch of the partition is being retried
-        if code in _METADATA_ERRORS or isinstance(error, NetworkError):
+        if code in LEADER_MOVED_ERRORS or isinstance(error, NetworkError):
             self.network.metadata.request_update()
         expired = now - batch.created_at >= self.accumulator.delivery_timeout
         if retriable and not expired and batch.attempts <= self.retries:

@@ -26,6 +26,7 @@ import enum
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Protocol
 
+from spate.client.commit_offsets import committed_partitions, partition_error_codes
 from spate.client.errors import (
     ClientError,
     InvalidTxnStateError,
@@ -344,16 +345,7 @@ class TxnOffsetCommit(_GroupOffsetsRequest):
     api_key = ApiKey.TXN_OFFSET_COMMIT
 
     def body(self, txn: TransactionState) -> Any:
-        by_topic = group_by_topic(
-            sorted(self.offsets.items()),
-            key=lambda item: item[0],
-            value=lambda item: TxnOffsetCommitRequest.TxnOffsetCommitRequestPartition(
-                partition_index=item[0].partition,
-                committed_offset=item[1].offset,
-                committed_leader_epoch=item[1].leader_epoch,
-                committed_metadata=item[1].metadata,
-            ),
-        )
+        by_topic = committed_partitions(self.offsets, TxnOffsetCommitRequest.TxnOffsetCommitRequestPartition)
         return TxnOffsetCommitRequest(
             transactional_id=txn.transactional_id,
             group_id=self.group_id,
@@ -366,11 +358,7 @@ class TxnOffsetCommit(_GroupOffsetsRequest):
         )
 
     def on_response(self, txn: TransactionState, body: Any) -> Outcome:
-        codes = {
-            TopicPartition(topic.name, part.partition_index): ErrorCode.of(part.error_code)
-            for topic in body.topics
-            for part in topic.partitions
-        }
+        codes = partition_error_codes(body)
         for tp in [tp for tp in self.offsets if codes.get(tp) == E.NONE]:
             del self.offsets[tp]
         if not self.offsets:
