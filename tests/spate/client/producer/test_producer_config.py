@@ -117,3 +117,29 @@ def test_the_config_refuses_an_unknown_option_as_the_constructor_would() -> None
     with pytest.raises(TypeError, match=r"^Producer\.__init__\(\) got an unexpected keyword argument 'acks_all'$"):
         ProducerConfig.from_options("Producer", {"acks_all": True})
     assert ProducerConfig.from_options("Producer", {"acks": "all"}).acks == -1
+
+
+@pytest.mark.parametrize(
+    "conflict",
+    [{"acks": 1}, {"retries": 0}, {"max_in_flight_requests_per_connection": 6}],
+)
+def test_explicit_idempotence_with_conflicting_settings_is_refused(conflict) -> None:
+    with pytest.raises(ValueError, match="enable_idempotence=True needs"):
+        Producer(NOWHERE, enable_idempotence=True, **conflict)
+
+
+@pytest.mark.parametrize(
+    ("settings", "idempotent"),
+    [({}, True), ({"acks": 1}, False), ({"acks": 0}, False), ({"enable_idempotence": False}, False)],
+)
+def test_idempotence_defaults_on_unless_the_settings_rule_it_out(settings, idempotent) -> None:
+    producer = Producer(NOWHERE, **settings)
+    try:
+        assert producer.idempotent is idempotent
+    finally:
+        producer.close(timeout=1)
+
+
+def test_delivery_timeout_must_cover_linger_and_one_request() -> None:
+    with pytest.raises(ValueError, match="delivery_timeout_ms"):
+        Producer(NOWHERE, delivery_timeout_ms=1000, request_timeout_ms=30_000)

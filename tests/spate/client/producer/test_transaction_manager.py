@@ -1,13 +1,11 @@
-"""The transactional producer's state machine and request queue, driven by hand-made coordinator answers.
+"""The transactional producer's state machine, driven by hand-made coordinator answers.
 
 No broker and no threads: each test plays the sender, asking the request
 queue for the manager's next request and feeding it the response a
-coordinator would give.
+coordinator would give (see ``coordinator_script.py``).
 """
 
 from __future__ import annotations
-
-from concurrent.futures import Future
 
 import pytest
 
@@ -32,61 +30,21 @@ from spate.client.producer.txn_requests import (
     InitProducerId,
 )
 from spate.protocol import ErrorCode, KafkaError
-from spate.protocol.messages.add_partitions_to_txn import (
-    AddPartitionsToTxnResponse as AP,
-)
-from spate.protocol.messages.end_txn import EndTxnResponse
-from spate.protocol.messages.find_coordinator import FindCoordinatorResponse
 from spate.protocol.messages.init_producer_id import InitProducerIdResponse
 from spate.structs import TopicPartition
+from tests.spate.client.producer.coordinator_script import (
+    BACKOFF,
+    added,
+    ended,
+    found,
+    init_ok,
+    numbered_batch,
+    ready,
+    step,
+)
 
 E = ErrorCode
 A, B, C = TopicPartition("t", 0), TopicPartition("t", 1), TopicPartition("u", 0)
-BACKOFF = 0.1
-
-
-def found() -> FindCoordinatorResponse:
-    return FindCoordinatorResponse(error_code=0, node_id=3, host="h", port=9092)
-
-
-def init_ok(epoch: int = 0) -> InitProducerIdResponse:
-    return InitProducerIdResponse(throttle_time_ms=0, error_code=0, producer_id=42, producer_epoch=epoch)
-
-
-def added(*partitions: TopicPartition, code: ErrorCode = E.NONE) -> AP:
-    return AP(throttle_time_ms=0, results_by_topic_v3_and_below=[
-        AP.AddPartitionsToTxnTopicResult(name=tp.topic, results_by_partition=[
-            AP.AddPartitionsToTxnPartitionResult(partition_index=tp.partition, partition_error_code=code)
-        ]) for tp in partitions
-    ])
-
-
-def ended(code: ErrorCode = E.NONE) -> EndTxnResponse:
-    return EndTxnResponse(throttle_time_ms=0, error_code=code)
-
-
-def step(queue: TxnRequestQueue, response, now: float = 0.0, incomplete: bool = False):
-    request, _ = queue.next_request(now, incomplete)
-    assert request is not None
-    queue.on_response(request, response, now, BACKOFF)
-    return request
-
-
-def ready(txn_id: str = "tx") -> tuple[TransactionManager, TxnRequestQueue]:
-    txn = TransactionManager(txn_id)
-    queue = TxnRequestQueue(txn)
-    result = txn.begin_init()
-    assert isinstance(step(queue, found()), FindCoordinator)
-    assert isinstance(step(queue, init_ok()), InitProducerId)
-    assert result.done() and result.exception() is None
-    return txn, queue
-
-
-def numbered_batch(txn: TransactionManager, tp: TopicPartition) -> ProducerBatch:
-    batch = ProducerBatch(tp, 0.0, capacity=1024)
-    batch.try_append(0, None, b"v", (), Future())
-    txn.assign_sequence(batch)
-    return batch
 
 
 def test_init_finds_the_coordinator_then_gets_an_id_and_is_ready() -> None:

@@ -1,6 +1,6 @@
 """The request queue turns the transaction manager's needs into coordinator requests, one at a time.
 
-No broker and no threads: each test plays the sender, as in test_transaction_manager.py.
+No broker and no threads: each test plays the sender (see ``coordinator_script.py``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from spate.client.producer.txn_requests import (
 )
 from spate.protocol import ErrorCode, KafkaError
 from spate.structs import OffsetAndMetadata, TopicPartition
-from tests.spate.client.producer.test_transaction_manager import (
+from tests.spate.client.producer.coordinator_script import (
     BACKOFF,
     added,
     ended,
