@@ -15,14 +15,14 @@
         consumer.commit()                                      # the positions after those records
 
 Single-threaded: every call does its network work on the caller's thread,
-and a consumer must not be shared between threads. Options follow the Kafka
-consumer's names and defaults. ``poll`` returns at most ``max_records``
+and a consumer must not be shared between threads. Settings follow the Kafka
+consumer's names and defaults (``consumer_config.py``). ``poll`` returns at most ``max_records``
 records and waits at most ``timeout_ms`` when nothing is buffered; between
 polls the next fetch is already in flight.
 
 With a ``group_id`` the consumer either joins the group (``subscribe``: the
 group divides the topics' partitions among its members and rebalances as
-members come and go, see ``consumer_coordinator.py``) or reads partitions
+members come and go, see ``coordinator.py``) or reads partitions
 it was given (``assign``) while still starting from, and committing to,
 the group's offsets. Positions start at the group's committed offsets,
 falling back to ``auto_offset_reset``. With ``enable_auto_commit`` (the
