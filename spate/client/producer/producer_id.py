@@ -36,10 +36,12 @@ class ProducerIdFetcher:
         idempotence: IdempotenceState,
         backoff: Backoff,
         *,
+        request_timeout: float,
         on_fatal: Callable[[BaseException], None],
         clock: Callable[[], float],
     ) -> None:
         self._network = network
+        self._request_timeout = request_timeout
         self._idempotence = idempotence
         self._backoff = backoff
         self._on_fatal = on_fatal
@@ -51,7 +53,7 @@ class ProducerIdFetcher:
     def maybe_send(self, now: float) -> float:
         """Send InitProducerId if none is in flight and the backoff has passed; seconds until worth looking again."""
         if self._request is not None:
-            return self._network.config.request_timeout_ms / 1000
+            return self._request_timeout
         if now < self._retry_at:
             return self._retry_at - now
         node = self._network.least_loaded_node(now)

@@ -111,7 +111,10 @@ class Sender:
         self._in_flight_batches = 0
         # An idempotent producer's id, when it has no transaction coordinator to get it from.
         self._producer_id = (
-            ProducerIdFetcher(network, transactions, backoff, on_fatal=self._fatal_error, clock=clock)
+            ProducerIdFetcher(
+                network, transactions, backoff,
+                request_timeout=config.request_timeout_ms / 1000, on_fatal=self._fatal_error, clock=clock,
+            )
             if transactions is not None and not transactions.is_transactional
             else None
         )

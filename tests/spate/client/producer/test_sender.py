@@ -172,6 +172,19 @@ def test_an_idempotent_producer_gets_its_id_before_sending_anything() -> None:
     assert sequence_of(h.network.produce_requests()[0]) == (77, 0)
 
 
+def test_init_producer_id_is_sent_once_while_unanswered_and_again_after_a_retriable_refusal() -> None:
+    h = Harness()
+    h.send_batch()
+    h.step()
+    h.step()
+    assert [r.api_key for r in h.network.sent] == [ApiKey.INIT_PRODUCER_ID]
+    h.network.answer(h.network.sent[0], InitProducerIdResponse(error_code=ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+                                                               producer_id=-1, producer_epoch=-1))
+    h.step()
+    assert [r.api_key for r in h.network.sent] == [ApiKey.INIT_PRODUCER_ID] * 2
+    assert not h.network.produce_requests()
+
+
 def test_retries_after_a_failure_go_out_in_sequence_order_one_at_a_time() -> None:
     h = Harness()
     h.init_producer_id()
