@@ -42,7 +42,8 @@ from spate.client.admin.admin_types import (
 from spate.client.consumer.assignors import PartitionAssignor, RangeAssignor, RoundRobinAssignor
 from spate.client.consumer.consumer import Consumer
 from spate.client.consumer.consumer_record import ConsumerRecord, FetchedBatch
-from spate.client.consumer.coordinator import ConsumerGroupMetadata
+from spate.client.consumer.group_metadata import ConsumerGroupMetadata
+from spate.client.consumer.list_offsets import EARLIEST, LATEST
 from spate.client.errors import (
     AdminError,
     BrokerUnavailableError,
@@ -61,7 +62,6 @@ from spate.client.errors import (
     TransactionAbortedError,
     UnsupportedApiError,
 )
-from spate.client.list_offsets import EARLIEST, LATEST
 from spate.client.producer.future_record_metadata import FutureRecordMetadata
 from spate.client.producer.murmur2 import murmur2, partition_for_key
 from spate.client.producer.open_transaction import OpenTransaction

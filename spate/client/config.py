@@ -2,12 +2,17 @@
 
 Names follow the Kafka client properties (``request.timeout.ms`` becomes
 ``request_timeout_ms``) and so do the defaults, so Kafka users know them.
+Each client has a config object built on :class:`ClientConfig`
+(``ProducerConfig``, ``ConsumerConfig``, ``AdminConfig``); its constructor
+takes the settings as keyword arguments and hands them over whole
+(:meth:`ClientConfig.from_options`), so each setting is declared, defaulted
+and checked in one place.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Sequence
+from dataclasses import dataclass, fields
+from typing import Any, Mapping, Self, Sequence
 
 from spate.records.compression import Compression
 
@@ -36,11 +41,30 @@ class ClientConfig:
     max_response_size: int = 0x7FFFFFFF
 
     def __post_init__(self) -> None:
+        # Subclasses call this explicitly: zero-argument super() does not work in slotted dataclasses.
         for name in ("connect_timeout_ms", "request_timeout_ms", "metadata_max_age_ms"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, not {getattr(self, name)}")
         if self.retry_backoff_ms < 0 or self.retry_backoff_max_ms < self.retry_backoff_ms:
             raise ValueError("need 0 <= retry_backoff_ms <= retry_backoff_max_ms")
+
+    @classmethod
+    def from_options(cls, owner: str, options: Mapping[str, Any]) -> Self:
+        """The config of a client whose constructor (``owner``, e.g. ``"Producer"``) got ``options``.
+
+        An unknown name raises the TypeError Python raises for an unexpected
+        keyword argument; bad values raise ValueError from the checks.
+        """
+        known = {f.name for f in fields(cls) if f.init}
+        for name in options:
+            if name not in known:
+                raise TypeError(f"{owner}.__init__() got an unexpected keyword argument {name!r}")
+        return cls(**options)
+
+
+def timeout_seconds(timeout_ms: float | None, default: float) -> float:
+    """A call's ``timeout_ms`` in seconds (negative counts as 0); None means ``default`` seconds."""
+    return default if timeout_ms is None else max(0.0, timeout_ms) / 1000
 
 
 def parse_bootstrap_servers(servers: str | Sequence[str]) -> list[tuple[str, int]]:

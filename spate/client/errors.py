@@ -158,6 +158,11 @@ class ProducerFencedError(KafkaError):
     def __init__(self, message: str, code: ErrorCode = ErrorCode.PRODUCER_FENCED) -> None:
         super().__init__(code, message)
 
+    @classmethod
+    def taken_over(cls, code: ErrorCode, what: str) -> ProducerFencedError:
+        """``what`` was refused (with ``code``) because a producer with a newer epoch took the id over."""
+        return cls(f"{what}: another producer with the same transactional id has taken over (its epoch is newer)", code)
+
     @property
     def retriable(self) -> bool:
         return False

@@ -14,7 +14,8 @@ then raises :class:`AdminError` listing the ones that failed, each with its
 own Kafka error (TOPIC_ALREADY_EXISTS, UNKNOWN_TOPIC_OR_PARTITION,
 INVALID_PARTITIONS, INVALID_CONFIG, ...); ``exc.code`` is the first
 failure's code. Single-threaded, like the consumer. Group calls go to the
-group's coordinator (see :mod:`spate.client.admin.group_admin`).
+group's coordinator (see :mod:`spate.client.admin.group_admin`), config
+calls to the broker concerned (see :mod:`spate.client.admin.config_admin`).
 """
 
 from __future__ import annotations
@@ -22,34 +23,32 @@ from __future__ import annotations
 import random
 import socket
 import time
-from collections import defaultdict
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
+from spate.client.admin.admin_config import AdminConfig
 from spate.client.admin.admin_types import (
     ClusterDescription,
     ConfigEntry,
     ConfigResource,
-    ConfigResourceType,
     GroupDescription,
     GroupListing,
     NewTopic,
     TopicDescription,
 )
+from spate.client.admin.config_admin import ConfigAdmin
 from spate.client.admin.group_admin import GroupAdmin
-from spate.client.config import ClientConfig
+from spate.client.config import timeout_seconds
+from spate.client.consumer.list_offsets import list_offsets
 from spate.client.errors import AdminError, ClientClosedError
-from spate.client.list_offsets import list_offsets
 from spate.client.net.connection import SocketFactory
 from spate.client.net.network_client import NetworkClient
-from spate.client.net.retry import retry_until
+from spate.client.net.retry import KeyedCall, Retrier
 from spate.protocol import ApiKey, ErrorCode, KafkaError
-from spate.protocol.messages.alter_configs import AlterConfigsRequest
 from spate.protocol.messages.create_partitions import CreatePartitionsRequest
 from spate.protocol.messages.create_topics import CreateTopicsRequest
 from spate.protocol.messages.delete_records import DeleteRecordsRequest
 from spate.protocol.messages.delete_topics import DeleteTopicsRequest
-from spate.protocol.messages.describe_configs import ConfigSource, DescribeConfigsRequest
-from spate.structs import IsolationLevel, OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
+from spate.structs import IsolationLevel, OffsetAndMetadata, OffsetAndTimestamp, TopicPartition, group_by_topic
 
 T = TypeVar("T")
 
@@ -65,26 +64,25 @@ class Admin:
         self,
         bootstrap_servers: str | Sequence[str],
         *,
-        request_timeout_ms: int = 30_000,
-        default_api_timeout_ms: int = 60_000,
-        retry_backoff_ms: int = 100,
-        retry_backoff_max_ms: int = 1_000,
-        connect_timeout_ms: int = 10_000,
-        client_id: str = "spate-admin",
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
         socket_factory: SocketFactory = socket.create_connection,
+        **options: Any,
     ) -> None:
-        config = ClientConfig(
-            client_id=client_id,
-            connect_timeout_ms=connect_timeout_ms,
-            request_timeout_ms=request_timeout_ms,
-            retry_backoff_ms=retry_backoff_ms,
-            retry_backoff_max_ms=retry_backoff_max_ms,
-        )
+        """Create an admin client (no connection is made until it is used).
+
+        ``options`` are its settings (``request_timeout_ms``,
+        ``default_api_timeout_ms``, ``retry_backoff_ms``, ...): see
+        :class:`~spate.client.admin.admin_config.AdminConfig`. ``clock``,
+        ``rng`` and ``socket_factory`` are for tests.
+        """
+        config = AdminConfig.from_options("Admin", options)
         self._clock = clock
-        self._api_timeout = default_api_timeout_ms / 1000
+        self._api_timeout = config.default_api_timeout
         self._network = NetworkClient(bootstrap_servers, config, clock=clock, rng=rng, socket_factory=socket_factory)
+        self._retrier = Retrier(
+            self._network.backoff, clock, before_retry=lambda _: self._network.metadata.request_update()
+        )
         self._closed = False
 
     # --- topics -------------------------------------------------------------------------------------
@@ -99,8 +97,8 @@ class Admin:
             "create topic",
             pending,
             ApiKey.CREATE_TOPICS,
-            lambda operation_timeout_ms: CreateTopicsRequest(
-                topics=[_creatable(topic) for topic in pending.values()],
+            lambda left, operation_timeout_ms: CreateTopicsRequest(
+                topics=[_creatable(topic) for topic in left.values()],
                 timeout_ms=operation_timeout_ms,
                 validate_only=validate_only,
             ),
@@ -115,7 +113,7 @@ class Admin:
             "delete topic",
             pending,
             ApiKey.DELETE_TOPICS,
-            lambda operation_timeout_ms: DeleteTopicsRequest(topic_names=list(pending), timeout_ms=operation_timeout_ms),
+            lambda left, operation_timeout_ms: DeleteTopicsRequest(topic_names=list(left), timeout_ms=operation_timeout_ms),
             lambda response: [(r.name, r.error_code, None) for r in response.responses],
             timeout_ms,
         )
@@ -125,7 +123,7 @@ class Admin:
         snapshot = self._retry(
             "list_topics",
             lambda deadline: self._network.fetch_metadata(None, deadline=deadline),
-            self._deadline(timeout_ms),
+            timeout_ms,
         )
         return sorted(name for name, t in snapshot.topics.items() if include_internal or not t.is_internal)
 
@@ -137,7 +135,7 @@ class Admin:
         snapshot = self._retry(
             "describe_topics",
             lambda deadline: self._network.fetch_metadata(wanted, deadline=deadline),
-            self._deadline(timeout_ms),
+            timeout_ms,
         )
         if wanted is None:
             return dict(sorted(snapshot.topics.items()))
@@ -160,9 +158,9 @@ class Admin:
             "create partitions for",
             pending,
             ApiKey.CREATE_PARTITIONS,
-            lambda operation_timeout_ms: CreatePartitionsRequest(
+            lambda left, operation_timeout_ms: CreatePartitionsRequest(
                 topics=[CreatePartitionsRequest.CreatePartitionsTopic(name=name, count=count, assignments=None)
-                        for name, count in pending.items()],
+                        for name, count in left.items()],
                 timeout_ms=operation_timeout_ms,
                 validate_only=validate_only,
             ),
@@ -180,40 +178,8 @@ class Admin:
         timeout_ms: float | None = None,
     ) -> dict[ConfigResource, dict[str, ConfigEntry]]:
         """Every config of each topic or broker, with its value and source."""
-        pending = {r: r for r in ([resources] if isinstance(resources, ConfigResource) else resources)}
-        results: dict[ConfigResource, dict[str, ConfigEntry]] = {}
-        errors: dict[Any, KafkaError] = {}
-
-        def attempt(deadline: float) -> None:
-            groups = self._by_config_node(list(pending), deadline, errors)
-            for resource in errors:
-                pending.pop(resource, None)
-            for node, group in groups.items():
-                body = DescribeConfigsRequest(
-                    resources=[
-                        DescribeConfigsRequest.DescribeConfigsResource(
-                            resource_type=int(r.type), resource_name=r.name, configuration_keys=None
-                        )
-                        for r in group
-                    ],
-                    include_synonyms=include_synonyms,
-                )
-                _, response = self._network.request(node, ApiKey.DESCRIBE_CONFIGS, body, deadline=deadline)
-                for result in response.results:
-                    resource = ConfigResource(ConfigResourceType(result.resource_type), result.resource_name)
-                    code = ErrorCode.of(result.error_code)
-                    if resource not in pending:
-                        continue
-                    del pending[resource]
-                    if code == ErrorCode.NONE:
-                        results[resource] = {c.name: _config_entry(c) for c in result.configs}
-                    else:
-                        errors[resource] = KafkaError(code, result.error_message or f"describe configs of {resource}")
-
-        self._retry("describe_configs", attempt, self._deadline(timeout_ms))
-        if errors:
-            raise AdminError("describe_configs", errors)
-        return results
+        wanted = [resources] if isinstance(resources, ConfigResource) else list(resources)
+        return self._config_admin().describe_configs(wanted, include_synonyms, self._deadline(timeout_ms))
 
     def alter_configs(
         self,
@@ -226,38 +192,7 @@ class Admin:
 
         Configs left out return to their defaults.
         """
-        pending = dict(configs)
-        errors: dict[Any, KafkaError] = {}
-
-        def attempt(deadline: float) -> None:
-            groups = self._by_config_node(list(pending), deadline, errors)
-            for resource in errors:
-                pending.pop(resource, None)
-            for node, group in groups.items():
-                body = AlterConfigsRequest(
-                    resources=[
-                        AlterConfigsRequest.AlterConfigsResource(
-                            resource_type=int(r.type),
-                            resource_name=r.name,
-                            configs=[AlterConfigsRequest.AlterableConfig(name=k, value=v) for k, v in pending[r].items()],
-                        )
-                        for r in group
-                    ],
-                    validate_only=validate_only,
-                )
-                _, response = self._network.request(node, ApiKey.ALTER_CONFIGS, body, deadline=deadline)
-                for result in response.responses:
-                    resource = ConfigResource(ConfigResourceType(result.resource_type), result.resource_name)
-                    if resource not in pending:
-                        continue
-                    del pending[resource]
-                    code = ErrorCode.of(result.error_code)
-                    if code != ErrorCode.NONE:
-                        errors[resource] = KafkaError(code, result.error_message or f"alter configs of {resource}")
-
-        self._retry("alter_configs", attempt, self._deadline(timeout_ms))
-        if errors:
-            raise AdminError("alter_configs", errors)
+        self._config_admin().alter_configs(configs, validate_only, self._deadline(timeout_ms))
 
     # --- records and offsets ------------------------------------------------------------------------
 
@@ -265,56 +200,49 @@ class Admin:
         self, before: Mapping[TopicPartition, int], *, timeout_ms: float | None = None
     ) -> dict[TopicPartition, int]:
         """Delete every record below the given offset (-1: the high watermark); returns new low watermarks."""
-        pending = dict(before)
-        low_watermarks: dict[TopicPartition, int] = {}
-        errors: dict[Any, KafkaError] = {}
+        call: KeyedCall[TopicPartition] = KeyedCall(before)
 
         def attempt(deadline: float) -> None:
-            snapshot = self._network.fetch_metadata({tp.topic for tp in pending}, deadline=deadline)
-            by_leader: dict[int, list[TopicPartition]] = defaultdict(list)
-            retry: KafkaError | None = None
-            for tp in list(pending):
-                leader = snapshot.leader(tp.topic, tp.partition)
+            snapshot = self._network.fetch_metadata({tp.topic for tp in call.pending}, deadline=deadline)
+            by_leader, leaderless = snapshot.by_leader(call.pending)
+            for tp in leaderless:
                 count = snapshot.partition_count(tp.topic)
-                if leader >= 0:
-                    by_leader[leader].append(tp)
-                elif count is None or tp.partition >= count:
+                if count is None or tp.partition >= count:
                     code = snapshot.topic_errors.get(tp.topic, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-                    errors[tp] = KafkaError(code, f"delete records of {tp}")
-                    del pending[tp]
+                    call.fail(tp, KafkaError(code, f"delete records of {tp}"))
                 else:
-                    retry = KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, f"no leader for {tp}")
+                    call.retry(KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, f"no leader for {tp}"))
             for node, partitions in by_leader.items():
-                topics: dict[str, list[Any]] = defaultdict(list)
-                for tp in partitions:
-                    topics[tp.topic].append(
-                        DeleteRecordsRequest.DeleteRecordsPartition(partition_index=tp.partition, offset=pending[tp])
-                    )
-                body = DeleteRecordsRequest(
-                    topics=[DeleteRecordsRequest.DeleteRecordsTopic(name=n, partitions=p) for n, p in topics.items()],
-                    timeout_ms=self._operation_timeout_ms(deadline),
-                )
-                _, response = self._network.request(node, ApiKey.DELETE_RECORDS, body, deadline=deadline)
-                for topic in response.topics:
-                    for part in topic.partitions:
-                        tp = TopicPartition(topic.name, part.partition_index)
-                        if tp not in pending:
-                            continue
-                        code = ErrorCode.of(part.error_code)
-                        if code == ErrorCode.NONE:
-                            low_watermarks[tp] = part.low_watermark
-                            del pending[tp]
-                        elif code.retriable:
-                            retry = KafkaError(code, f"delete records of {tp}")
-                        else:
-                            errors[tp] = KafkaError(code, f"delete records of {tp} below {pending.pop(tp)}")
-            if retry is not None:
-                raise retry
+                self._delete_records_on(node, partitions, call, deadline)
 
-        self._retry("delete_records", attempt, self._deadline(timeout_ms))
-        if errors:
-            raise AdminError("delete_records", errors)
-        return low_watermarks
+        return self._retry_each("delete_records", call, attempt, timeout_ms).results
+
+    def _delete_records_on(
+        self, node: int, partitions: list[TopicPartition], call: KeyedCall[TopicPartition], deadline: float
+    ) -> None:
+        by_topic = group_by_topic(
+            partitions,
+            value=lambda tp: DeleteRecordsRequest.DeleteRecordsPartition(
+                partition_index=tp.partition, offset=call.pending[tp]
+            ),
+        )
+        body = DeleteRecordsRequest(
+            topics=[DeleteRecordsRequest.DeleteRecordsTopic(name=n, partitions=p) for n, p in by_topic.items()],
+            timeout_ms=self._operation_timeout_ms(deadline),
+        )
+        _, response = self._network.request(node, ApiKey.DELETE_RECORDS, body, deadline=deadline)
+        for topic in response.topics:
+            for part in topic.partitions:
+                tp = TopicPartition(topic.name, part.partition_index)
+                if tp not in call:
+                    continue
+                code = ErrorCode.of(part.error_code)
+                if code == ErrorCode.NONE:
+                    call.succeed(tp, part.low_watermark)
+                elif code.retriable:
+                    call.retry(KafkaError(code, f"delete records of {tp}"))
+                else:
+                    call.fail(tp, KafkaError(code, f"delete records of {tp} below {call.pending[tp]}"))
 
     def list_offsets(
         self,
@@ -342,7 +270,7 @@ class Admin:
         snapshot = self._retry(
             "describe_cluster",
             lambda deadline: self._network.fetch_metadata([], deadline=deadline),
-            self._deadline(timeout_ms),
+            timeout_ms,
         )
         return snapshot.describe_cluster()
 
@@ -399,7 +327,11 @@ class Admin:
 
     def _group_admin(self) -> GroupAdmin:
         self._check_open()
-        return GroupAdmin(self._network, self._retry)
+        return GroupAdmin(self._network, self._retrier)
+
+    def _config_admin(self) -> ConfigAdmin:
+        self._check_open()
+        return ConfigAdmin(self._network, self._retrier)
 
     # --- lifecycle ----------------------------------------------------------------------------------
 
@@ -421,22 +353,20 @@ class Admin:
             raise ClientClosedError("the admin client is closed")
 
     def _deadline(self, timeout_ms: float | None) -> float:
-        timeout = self._api_timeout if timeout_ms is None else max(0.0, timeout_ms) / 1000
-        return self._clock() + timeout
+        return self._clock() + timeout_seconds(timeout_ms, self._api_timeout)
 
     def _operation_timeout_ms(self, deadline: float) -> int:
         return max(1, int((deadline - self._clock()) * 1000))
 
-    def _retry(self, what: str, attempt: Callable[[float], T], deadline: float) -> T:
+    def _retry(self, what: str, attempt: Callable[[float], T], timeout_ms: float | None) -> T:
         self._check_open()
-        return retry_until(
-            deadline,
-            attempt,
-            self._network.backoff,
-            what=what,
-            clock=self._clock,
-            before_retry=lambda _: self._network.metadata.request_update(),
-        )
+        return self._retrier.call(what, attempt, self._deadline(timeout_ms))
+
+    def _retry_each(
+        self, what: str, call: KeyedCall[Any], attempt: Callable[[float], None], timeout_ms: float | None
+    ) -> KeyedCall[Any]:
+        self._check_open()
+        return self._retrier.call_each(what, call, attempt, self._deadline(timeout_ms))
 
     def _controller(self, deadline: float) -> int:
         """The controller's node id (any reachable broker if the cluster names none)."""
@@ -450,84 +380,31 @@ class Admin:
             raise KafkaError(ErrorCode.NOT_CONTROLLER, "no controller known and no broker reachable")
         return node
 
-    def _by_config_node(
-        self, resources: list[ConfigResource], deadline: float, errors: dict[Any, KafkaError]
-    ) -> dict[int, list[ConfigResource]]:
-        """Broker resources go to that broker, the rest to any broker.
-
-        A broker id the cluster does not list is recorded in ``errors`` (and
-        left out) instead of being retried until the timeout.
-        """
-        snapshot = self._network.metadata.snapshot
-        if not snapshot.brokers:
-            snapshot = self._network.fetch_metadata([], deadline=deadline)
-        groups: dict[int, list[ConfigResource]] = defaultdict(list)
-        anywhere: list[ConfigResource] = []
-        for resource in resources:
-            if resource.type != ConfigResourceType.BROKER or not resource.name:
-                anywhere.append(resource)  # topics, and the cluster-wide broker default ("")
-            elif resource.name.isdigit() and int(resource.name) in snapshot.brokers:
-                groups[int(resource.name)].append(resource)
-            else:
-                errors[resource] = KafkaError(
-                    ErrorCode.BROKER_NOT_AVAILABLE, f"no broker {resource.name!r} in the cluster"
-                )
-        if anywhere:
-            node = self._network.least_loaded_node(self._clock())
-            if node is None:
-                raise KafkaError(ErrorCode.NETWORK_EXCEPTION, "no broker reachable")
-            groups[node].extend(anywhere)
-        return groups
-
     def _on_controller(
         self,
         operation: str,
         action: str,
         pending: dict[str, Any],
         api_key: ApiKey,
-        body: Callable[[int], Any],
+        body: Callable[[dict[str, Any], int], Any],
         answers: Callable[[Any], list[tuple[str, int, str | None]]],
         timeout_ms: float | None,
     ) -> None:
-        """Send ``body(operation timeout)`` to the controller until every topic in ``pending`` is settled.
+        """Send ``body(topics left, operation timeout)`` to the controller until every topic is settled.
 
-        ``pending`` shrinks as topics succeed or are refused, so a retry asks
-        only for the rest; refusals are raised together as one AdminError.
+        Topics leave ``pending`` as they succeed or are refused, so a retry
+        asks only for the rest; refusals are raised together as one AdminError.
         """
-        errors: dict[Any, KafkaError] = {}
+        call: KeyedCall[str] = KeyedCall(pending)
 
         def attempt(deadline: float) -> None:
             node = self._controller(deadline)
-            request = body(self._operation_timeout_ms(deadline))
+            request = body(call.pending, self._operation_timeout_ms(deadline))
             _, response = self._network.request(node, api_key, request, deadline=deadline)
-            self._settle(pending, errors, answers(response), action)
+            for name, error_code, message in answers(response):
+                call.settle(name, ErrorCode.of(error_code), message or f"{action} {name}", retry_on=_RETRY_TOPIC_CHANGE)
 
-        self._retry(operation, attempt, self._deadline(timeout_ms))
-        if errors:
-            raise AdminError(operation, errors)
-
-    def _settle(
-        self,
-        pending: dict[str, Any],
-        errors: dict[Any, KafkaError],
-        results: list[tuple[str, int, str | None]],
-        action: str,
-    ) -> None:
-        """Record per-topic outcomes; raise a retriable error if some topics must be tried again."""
-        retry: KafkaError | None = None
-        for name, error_code, message in results:
-            if name not in pending:
-                continue
-            code = ErrorCode.of(error_code)
-            if code == ErrorCode.NONE:
-                del pending[name]
-            elif code in _RETRY_TOPIC_CHANGE:
-                retry = KafkaError(code, message or f"{action} {name}")
-            else:
-                errors[name] = KafkaError(code, message or f"{action} {name}")
-                del pending[name]
-        if retry is not None:
-            raise retry
+        self._retry_each(operation, call, attempt, timeout_ms)
 
 
 def _creatable(topic: NewTopic) -> Any:
@@ -542,19 +419,3 @@ def _creatable(topic: NewTopic) -> Any:
         assignments=assignments,
         configs=[CreateTopicsRequest.CreatableTopicConfig(name=k, value=v) for k, v in topic.configs.items()],
     )
-
-
-def _source(value: int) -> ConfigSource:
-    try:
-        return ConfigSource(value)
-    except ValueError:  # a source newer than this client knows
-        return ConfigSource.UNKNOWN
-
-
-def _config_entry(config: Any) -> ConfigEntry:
-    if config.config_source >= 0:
-        source = _source(config.config_source)
-    else:  # v0 only says whether the value is the default
-        source = ConfigSource.DEFAULT_CONFIG if config.is_default else ConfigSource.UNKNOWN
-    synonyms = tuple((s.name, s.value, _source(s.source)) for s in config.synonyms)
-    return ConfigEntry(config.name, config.value, source, bool(config.read_only), bool(config.is_sensitive), synonyms)

@@ -15,32 +15,30 @@ Member assignments come in Kafka's ConsumerProtocol format, read by
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from spate.client.admin.admin_types import BrokerDescription, GroupDescription, GroupListing, MemberDescription
+from spate.client.commit_offsets import offsets_to_commit, partition_error_codes
 from spate.client.consumer.consumer_protocol import (  # noqa: F401  (encode_assignment: re-exported)
     CONSUMER_PROTOCOL_TYPE,
     decode_assignment,
     encode_assignment,
 )
+from spate.client.consumer.group_metadata import NO_GENERATION, NO_MEMBER_ID
+from spate.client.consumer.offset_commit import offset_commit_body
 from spate.client.errors import AdminError
+from spate.client.net.find_coordinator import CoordinatorKey, find_coordinator
 from spate.client.net.network_client import NetworkClient
+from spate.client.net.retry import KeyedCall, Retrier
 from spate.protocol import ApiKey, ErrorCode, KafkaError
 from spate.protocol.errors import ProtocolDecodeError
 from spate.protocol.messages.delete_groups import DeleteGroupsRequest
 from spate.protocol.messages.describe_groups import DescribeGroupsRequest
-from spate.protocol.messages.find_coordinator import KEY_TYPE_GROUP, FindCoordinatorRequest
 from spate.protocol.messages.list_groups import ListGroupsRequest
-from spate.protocol.messages.offset_commit import OffsetCommitRequest
 from spate.protocol.messages.offset_delete import OffsetDeleteRequest
 from spate.protocol.messages.offset_fetch import OffsetFetchRequest
-from spate.structs import OffsetAndMetadata, TopicPartition
+from spate.structs import OffsetAndMetadata, TopicPartition, group_by_topic
 
-Retry = Callable[[str, Callable[[float], Any], float], Any]
-
-# A commit from outside the group: no generation, no member.
-NO_GENERATION = -1
-NO_MEMBER_ID = ""
 # What the coordinator answers a commit from outside a group that has members.
 _GROUP_HAS_MEMBERS = frozenset(
     {ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION, ErrorCode.REBALANCE_IN_PROGRESS}
@@ -51,39 +49,21 @@ _COORDINATOR_MOVED = frozenset(
 
 
 class GroupAdmin:
-    """The group half of the admin client; ``retry`` is the admin's retry-until-deadline loop."""
+    """The group half of the admin client; ``retrier`` is the admin's way of retrying."""
 
-    def __init__(self, network: NetworkClient, retry: Retry) -> None:
+    def __init__(self, network: NetworkClient, retrier: Retrier) -> None:
         self._network = network
-        self._retry = retry
-
-    # --- coordinators ---------------------------------------------------------------------------
+        self._retrier = retrier
 
     def coordinator(self, group_id: str, deadline: float) -> int:
         """The node id of the group's coordinator; retriable KafkaError while there is none."""
-        node = self._any_node()
-        _, response = self._network.request(
-            node, ApiKey.FIND_COORDINATOR, FindCoordinatorRequest(key=group_id, key_type=KEY_TYPE_GROUP),
-            deadline=deadline,
-        )
-        code = ErrorCode.of(response.error_code)
-        if code != ErrorCode.NONE:
-            raise KafkaError(code, response.error_message or f"find the coordinator of group {group_id!r}")
-        if self._network.node(response.node_id) is None:
-            # A broker the cached metadata does not list yet.
-            self._network.fetch_metadata([], deadline=deadline)
-            if self._network.node(response.node_id) is None:
-                raise KafkaError(
-                    ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                    f"coordinator {response.node_id} of group {group_id!r} is not in the cluster metadata",
-                )
-        return int(response.node_id)
+        return find_coordinator(self._network, CoordinatorKey.group(group_id), deadline)
 
-    def _any_node(self) -> int:
-        node = self._network.least_loaded_node(self._network.clock())
-        if node is None:
-            raise KafkaError(ErrorCode.NETWORK_EXCEPTION, "no broker reachable")
-        return node
+    def _by_coordinator(self, group_ids: Iterable[str], deadline: float) -> dict[int, list[str]]:
+        nodes: dict[int, list[str]] = defaultdict(list)
+        for group_id in group_ids:
+            nodes[self.coordinator(group_id, deadline)].append(group_id)
+        return nodes
 
     # --- listing and describing -----------------------------------------------------------------
 
@@ -100,43 +80,29 @@ class GroupAdmin:
                     found[group.group_id] = GroupListing(group.group_id, group.protocol_type or "")
             return [found[g] for g in sorted(found)]
 
-        return self._retry("list_groups", attempt, deadline)
+        return self._retrier.call("list_groups", attempt, deadline)
 
     def describe_groups(self, group_ids: Iterable[str], deadline: float) -> dict[str, GroupDescription]:
-        pending = list(dict.fromkeys(group_ids))
-        results: dict[str, GroupDescription] = {}
-        errors: dict[Any, KafkaError] = {}
+        wanted = list(dict.fromkeys(group_ids))
+        call: KeyedCall[str] = KeyedCall({g: g for g in wanted})
 
         def attempt(deadline: float) -> None:
-            retry: KafkaError | None = None
-            for node, groups in self._by_coordinator([g for g in pending if g not in results], deadline).items():
+            for node, groups in self._by_coordinator(list(call.pending), deadline).items():
                 _, response = self._network.request(
                     node, ApiKey.DESCRIBE_GROUPS, DescribeGroupsRequest(groups=groups), deadline=deadline
                 )
+                coordinator = self._network.node(node)
                 for described in response.groups:
-                    if described.group_id not in pending or described.group_id in results:
-                        continue
-                    code = ErrorCode.of(described.error_code)
-                    if code == ErrorCode.NONE:
-                        results[described.group_id] = _description(described, self._network.node(node))
-                    elif code in _COORDINATOR_MOVED:
-                        retry = KafkaError(code, f"describe group {described.group_id!r}")
-                    else:
-                        errors[described.group_id] = KafkaError(code, f"describe group {described.group_id!r}")
-                        pending.remove(described.group_id)
-            if retry is not None:
-                raise retry
+                    call.settle(
+                        described.group_id,
+                        ErrorCode.of(described.error_code),
+                        f"describe group {described.group_id!r}",
+                        retry_on=_COORDINATOR_MOVED,
+                        result=lambda: _description(described, coordinator),
+                    )
 
-        self._retry("describe_groups", attempt, deadline)
-        if errors:
-            raise AdminError("describe_groups", errors)
-        return {g: results[g] for g in pending}
-
-    def _by_coordinator(self, group_ids: list[str], deadline: float) -> dict[int, list[str]]:
-        nodes: dict[int, list[str]] = defaultdict(list)
-        for group_id in group_ids:
-            nodes[self.coordinator(group_id, deadline)].append(group_id)
-        return nodes
+        results = self._retrier.call_each("describe_groups", call, attempt, deadline).results
+        return {g: results[g] for g in wanted}
 
     # --- offsets --------------------------------------------------------------------------------
 
@@ -144,42 +110,23 @@ class GroupAdmin:
         self, group_id: str, partitions: Iterable[TopicPartition] | None, deadline: float
     ) -> dict[TopicPartition, OffsetAndMetadata]:
         wanted = None if partitions is None else sorted(set(partitions))
-        errors: dict[Any, KafkaError] = {}
 
-        def attempt(deadline: float) -> dict[TopicPartition, OffsetAndMetadata]:
-            errors.clear()
+        def attempt(deadline: float) -> tuple[dict[TopicPartition, OffsetAndMetadata], dict[Any, KafkaError]]:
             node = self.coordinator(group_id, deadline)
             topics = None
             if wanted is not None:
-                by_topic: dict[str, list[int]] = defaultdict(list)
-                for tp in wanted:
-                    by_topic[tp.topic].append(tp.partition)
                 topics = [
                     OffsetFetchRequest.OffsetFetchRequestTopic(name=name, partition_indexes=numbers)
-                    for name, numbers in by_topic.items()
+                    for name, numbers in group_by_topic(wanted, value=lambda tp: tp.partition).items()
                 ]
             # A null topic list ("every partition") needs v2.
             _, response = self._network.request(
                 node, ApiKey.OFFSET_FETCH, OffsetFetchRequest(group_id=group_id, topics=topics),
                 deadline=deadline, min_version=2,
             )
-            code = ErrorCode.of(response.error_code)
-            if code != ErrorCode.NONE:
-                raise KafkaError(code, f"fetch the offsets of group {group_id!r}")
-            offsets: dict[TopicPartition, OffsetAndMetadata] = {}
-            for topic in response.topics:
-                for part in topic.partitions:
-                    tp = TopicPartition(topic.name, part.partition_index)
-                    part_code = ErrorCode.of(part.error_code)
-                    if part_code in _COORDINATOR_MOVED:
-                        raise KafkaError(part_code, f"fetch the offsets of group {group_id!r}")
-                    if part_code != ErrorCode.NONE:
-                        errors[tp] = KafkaError(part_code, f"fetch the committed offset of {tp} in group {group_id!r}")
-                    elif part.committed_offset >= 0:
-                        offsets[tp] = OffsetAndMetadata(part.committed_offset, part.metadata, part.committed_leader_epoch)
-            return dict(sorted(offsets.items()))
+            return _committed_offsets(group_id, response)
 
-        offsets = self._retry("list_group_offsets", attempt, deadline)
+        offsets, errors = self._retrier.call("list_group_offsets", attempt, deadline)
         if errors:
             raise AdminError("list_group_offsets", errors)
         return offsets
@@ -187,61 +134,33 @@ class GroupAdmin:
     def alter_group_offsets(
         self, group_id: str, offsets: Mapping[TopicPartition, OffsetAndMetadata | int], deadline: float
     ) -> None:
-        pending = {tp: _as_committed(value) for tp, value in offsets.items()}
-        for tp, committed in pending.items():
-            if committed.offset < 0:
-                raise ValueError(f"cannot commit negative offset {committed.offset} for {tp}")
-        errors: dict[Any, KafkaError] = {}
+        call: KeyedCall[TopicPartition] = KeyedCall(offsets_to_commit(offsets))
 
         def attempt(deadline: float) -> None:
             node = self.coordinator(group_id, deadline)
-            by_topic: dict[str, list[Any]] = defaultdict(list)
-            for tp, committed in pending.items():
-                by_topic[tp.topic].append(
-                    OffsetCommitRequest.OffsetCommitRequestPartition(
-                        partition_index=tp.partition,
-                        committed_offset=committed.offset,
-                        committed_leader_epoch=committed.leader_epoch,
-                        committed_metadata=committed.metadata,
-                    )
-                )
-            body = OffsetCommitRequest(
-                group_id=group_id,
-                generation_id_or_member_epoch=NO_GENERATION,
-                member_id=NO_MEMBER_ID,
-                topics=[OffsetCommitRequest.OffsetCommitRequestTopic(name=n, partitions=p) for n, p in by_topic.items()],
-            )
+            body = offset_commit_body(group_id, NO_GENERATION, NO_MEMBER_ID, None, call.pending)
             _, response = self._network.request(node, ApiKey.OFFSET_COMMIT, body, deadline=deadline)
-            retry: KafkaError | None = None
-            for topic in response.topics:
-                for part in topic.partitions:
-                    tp = TopicPartition(topic.name, part.partition_index)
-                    if tp not in pending:
-                        continue
-                    code = ErrorCode.of(part.error_code)
-                    if code == ErrorCode.NONE:
-                        del pending[tp]
-                    elif code in _COORDINATOR_MOVED:
-                        retry = KafkaError(code, f"commit the offset of {tp} for group {group_id!r}")
-                    else:
-                        del pending[tp]
-                        errors[tp] = KafkaError(code, _commit_failure(group_id, tp, code))
-            if retry is not None:
-                raise retry
+            for tp, code in partition_error_codes(response).items():
+                if tp not in call:
+                    continue
+                if code == ErrorCode.NONE:
+                    call.succeed(tp)
+                elif code in _COORDINATOR_MOVED:
+                    call.retry(KafkaError(code, f"commit the offset of {tp} for group {group_id!r}"))
+                else:
+                    call.fail(tp, KafkaError(code, _commit_failure(group_id, tp, code)))
 
-        self._retry("alter_group_offsets", attempt, deadline)
-        if errors:
-            raise AdminError("alter_group_offsets", errors)
+        self._retrier.call_each("alter_group_offsets", call, attempt, deadline)
 
     def delete_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition], deadline: float) -> None:
-        pending = set(partitions)
-        errors: dict[Any, KafkaError] = {}
+        call: KeyedCall[TopicPartition] = KeyedCall({tp: tp for tp in partitions})
 
         def attempt(deadline: float) -> None:
             node = self.coordinator(group_id, deadline)
-            by_topic: dict[str, list[Any]] = defaultdict(list)
-            for tp in sorted(pending):
-                by_topic[tp.topic].append(OffsetDeleteRequest.OffsetDeleteRequestPartition(partition_index=tp.partition))
+            by_topic = group_by_topic(
+                sorted(call.pending),
+                value=lambda tp: OffsetDeleteRequest.OffsetDeleteRequestPartition(partition_index=tp.partition),
+            )
             body = OffsetDeleteRequest(
                 group_id=group_id,
                 topics=[OffsetDeleteRequest.OffsetDeleteRequestTopic(name=n, partitions=p) for n, p in by_topic.items()],
@@ -251,55 +170,57 @@ class GroupAdmin:
             if code in _COORDINATOR_MOVED:
                 raise KafkaError(code, f"delete offsets of group {group_id!r}")
             if code != ErrorCode.NONE:
-                errors[group_id] = KafkaError(code, f"delete offsets of group {group_id!r}")
-                pending.clear()
+                call.fail_rest(group_id, KafkaError(code, f"delete offsets of group {group_id!r}"))
                 return
-            for topic in response.topics:
-                for part in topic.partitions:
-                    tp = TopicPartition(topic.name, part.partition_index)
-                    if tp not in pending:
-                        continue
-                    pending.discard(tp)
-                    part_code = ErrorCode.of(part.error_code)
-                    if part_code != ErrorCode.NONE:
-                        errors[tp] = KafkaError(part_code, f"delete the offset of {tp} in group {group_id!r}")
+            for tp, part_code in partition_error_codes(response).items():
+                call.settle(tp, part_code, f"delete the offset of {tp} in group {group_id!r}")
 
-        self._retry("delete_group_offsets", attempt, deadline)
-        if errors:
-            raise AdminError("delete_group_offsets", errors)
+        self._retrier.call_each("delete_group_offsets", call, attempt, deadline)
 
     # --- deleting groups ------------------------------------------------------------------------
 
     def delete_groups(self, group_ids: Iterable[str], deadline: float) -> None:
-        pending = set(group_ids)
-        errors: dict[Any, KafkaError] = {}
+        call: KeyedCall[str] = KeyedCall({g: g for g in group_ids})
 
         def attempt(deadline: float) -> None:
-            retry: KafkaError | None = None
-            for node, groups in self._by_coordinator(sorted(pending), deadline).items():
+            for node, groups in self._by_coordinator(sorted(call.pending), deadline).items():
                 _, response = self._network.request(
                     node, ApiKey.DELETE_GROUPS, DeleteGroupsRequest(groups_names=groups), deadline=deadline
                 )
                 for result in response.results:
-                    if result.group_id not in pending:
-                        continue
                     code = ErrorCode.of(result.error_code)
-                    if code in _COORDINATOR_MOVED:
-                        retry = KafkaError(code, f"delete group {result.group_id!r}")
+                    if result.group_id not in call:
                         continue
-                    pending.discard(result.group_id)
-                    if code != ErrorCode.NONE:
-                        errors[result.group_id] = KafkaError(code, _delete_failure(result.group_id, code))
-            if retry is not None:
-                raise retry
+                    if code in _COORDINATOR_MOVED:
+                        call.retry(KafkaError(code, f"delete group {result.group_id!r}"))
+                    elif code == ErrorCode.NONE:
+                        call.succeed(result.group_id)
+                    else:
+                        call.fail(result.group_id, KafkaError(code, _delete_failure(result.group_id, code)))
 
-        self._retry("delete_groups", attempt, deadline)
-        if errors:
-            raise AdminError("delete_groups", errors)
+        self._retrier.call_each("delete_groups", call, attempt, deadline)
 
 
-def _as_committed(value: OffsetAndMetadata | int) -> OffsetAndMetadata:
-    return value if isinstance(value, OffsetAndMetadata) else OffsetAndMetadata(int(value))
+def _committed_offsets(
+    group_id: str, response: Any
+) -> tuple[dict[TopicPartition, OffsetAndMetadata], dict[Any, KafkaError]]:
+    """An OffsetFetch answer: the committed offsets (sorted) and the partitions refused; retriable errors raise."""
+    code = ErrorCode.of(response.error_code)
+    if code != ErrorCode.NONE:
+        raise KafkaError(code, f"fetch the offsets of group {group_id!r}")
+    offsets: dict[TopicPartition, OffsetAndMetadata] = {}
+    errors: dict[Any, KafkaError] = {}
+    for topic in response.topics:
+        for part in topic.partitions:
+            tp = TopicPartition(topic.name, part.partition_index)
+            part_code = ErrorCode.of(part.error_code)
+            if part_code in _COORDINATOR_MOVED:
+                raise KafkaError(part_code, f"fetch the offsets of group {group_id!r}")
+            if part_code != ErrorCode.NONE:
+                errors[tp] = KafkaError(part_code, f"fetch the committed offset of {tp} in group {group_id!r}")
+            elif part.committed_offset >= 0:
+                offsets[tp] = OffsetAndMetadata(part.committed_offset, part.metadata, part.committed_leader_epoch)
+    return dict(sorted(offsets.items())), errors
 
 
 def _commit_failure(group_id: str, tp: TopicPartition, code: ErrorCode) -> str:

@@ -15,14 +15,14 @@
         consumer.commit()                                      # the positions after those records
 
 Single-threaded: every call does its network work on the caller's thread,
-and a consumer must not be shared between threads. Options follow the Kafka
-consumer's names and defaults. ``poll`` returns at most ``max_records``
+and a consumer must not be shared between threads. Settings follow the Kafka
+consumer's names and defaults (``consumer_config.py``). ``poll`` returns at most ``max_records``
 records and waits at most ``timeout_ms`` when nothing is buffered; between
 polls the next fetch is already in flight.
 
 With a ``group_id`` the consumer either joins the group (``subscribe``: the
 group divides the topics' partitions among its members and rebalances as
-members come and go, see ``consumer_coordinator.py``) or reads partitions
+members come and go, see ``coordinator.py``) or reads partitions
 it was given (``assign``) while still starting from, and committing to,
 the group's offsets. Positions start at the group's committed offsets,
 falling back to ``auto_offset_reset``. With ``enable_auto_commit`` (the
@@ -46,27 +46,25 @@ import time
 from concurrent.futures import Future
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from spate.client.config import ClientConfig
-from spate.client.consumer.assignors import PartitionAssignor, resolve_assignors
+from spate.client.commit_offsets import offsets_to_commit
+from spate.client.config import timeout_seconds
+from spate.client.consumer.consumer_config import ConsumerConfig
 from spate.client.consumer.consumer_record import ConsumerRecord, FetchedBatch
-from spate.client.consumer.coordinator import (
-    ConsumerCoordinator,
-    ConsumerGroupMetadata,
-    GroupSettings,
-    RebalanceCallback,
-)
-from spate.client.consumer.fetcher import Fetcher, FetchSettings
-from spate.client.consumer.offset_commit import as_committed
+from spate.client.consumer.coordinator import ConsumerCoordinator, RebalanceCallback
+from spate.client.consumer.fetcher import Fetcher
+from spate.client.consumer.group_metadata import ConsumerGroupMetadata
+from spate.client.consumer.list_offsets import EARLIEST, LATEST, list_offsets
 from spate.client.consumer.subscription_state import OffsetResetStrategy, SubscriptionState
 from spate.client.errors import ClientClosedError, KafkaTimeoutError
-from spate.client.list_offsets import EARLIEST, LATEST, list_offsets
 from spate.client.net.connection import SocketFactory
 from spate.client.net.network_client import NetworkClient
-from spate.structs import IsolationLevel, OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
+from spate.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
 
 # A poll with nothing to do still yields to the network at least this often (seconds),
 # so that metadata refreshes and resets progress.
 _MAX_POLL_STEP = 0.1
+# close() spends at most this long (seconds) on the group steps unless told otherwise.
+_MAX_CLOSE_TIMEOUT = 30.0
 
 
 class Consumer:
@@ -74,93 +72,34 @@ class Consumer:
         self,
         bootstrap_servers: str | Sequence[str],
         *,
-        isolation_level: str = "read_uncommitted",
-        fetch_min_bytes: int = 1,
-        fetch_max_wait_ms: int = 500,
-        max_partition_fetch_bytes: int = 1_048_576,
-        fetch_max_bytes: int = 52_428_800,
-        auto_offset_reset: str = "latest",
-        check_crcs: bool = True,
-        request_timeout_ms: int = 30_000,
-        default_api_timeout_ms: int = 60_000,
-        retry_backoff_ms: int = 100,
-        retry_backoff_max_ms: int = 1_000,
-        connect_timeout_ms: int = 10_000,
-        metadata_max_age_ms: int = 300_000,
-        client_id: str = "spate-consumer",
-        group_id: str | None = None,
-        group_instance_id: str | None = None,
-        enable_auto_commit: bool = True,
-        auto_commit_interval_ms: int = 5_000,
-        session_timeout_ms: int = 45_000,
-        heartbeat_interval_ms: int = 3_000,
-        max_poll_interval_ms: int = 300_000,
-        partition_assignment_strategy: str | PartitionAssignor | Sequence[str | PartitionAssignor] = (
-            "range",
-            "roundrobin",
-        ),
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
         socket_factory: SocketFactory = socket.create_connection,
+        **options: Any,
     ) -> None:
         """Create a consumer (no connection is made until it is used).
 
-        ``default_api_timeout_ms`` bounds the blocking calls (``position``,
-        ``beginning_offsets``, ``commit``, ...) that take no timeout of their
-        own. The group options (``group_id`` and those after it) follow
-        Kafka's names and defaults; ``partition_assignment_strategy`` lists
-        assignors by preference (``"range"``, ``"roundrobin"``, or objects
-        with a ``name`` and an ``assign`` method).
+        ``options`` are the consumer's settings, by Kafka's names and with
+        Kafka's defaults (``auto_offset_reset``, ``isolation_level``,
+        ``group_id``, ``enable_auto_commit``, ``default_api_timeout_ms``, ...):
+        see :class:`~spate.client.consumer.consumer_config.ConsumerConfig`. A
+        bad value raises ValueError, an unknown name TypeError. ``clock``,
+        ``rng`` and ``socket_factory`` are for tests.
         """
-        if fetch_min_bytes < 0 or fetch_max_wait_ms < 0:
-            raise ValueError("fetch_min_bytes and fetch_max_wait_ms must not be negative")
-        if max_partition_fetch_bytes <= 0 or fetch_max_bytes <= 0:
-            raise ValueError("max_partition_fetch_bytes and fetch_max_bytes must be positive")
-        self._isolation_level = IsolationLevel.parse(isolation_level)
+        self._config = config = ConsumerConfig.from_options("Consumer", options)
+        self._isolation_level = config.isolation
         self._clock = clock
-        self._api_timeout = default_api_timeout_ms / 1000
-        config = ClientConfig(
-            client_id=client_id,
-            connect_timeout_ms=connect_timeout_ms,
-            request_timeout_ms=request_timeout_ms,
-            retry_backoff_ms=retry_backoff_ms,
-            retry_backoff_max_ms=retry_backoff_max_ms,
-            metadata_max_age_ms=metadata_max_age_ms,
-        )
+        self._api_timeout = config.default_api_timeout
         self._network = NetworkClient(bootstrap_servers, config, clock=clock, rng=rng, socket_factory=socket_factory)
-        self._subscriptions = SubscriptionState(
-            OffsetResetStrategy.parse(auto_offset_reset), use_committed_offsets=group_id is not None
-        )
-        self._fetcher = Fetcher(
-            self._network,
-            self._subscriptions,
-            FetchSettings(
-                isolation_level=self._isolation_level,
-                fetch_min_bytes=fetch_min_bytes,
-                fetch_max_wait_ms=fetch_max_wait_ms,
-                fetch_max_bytes=fetch_max_bytes,
-                max_partition_fetch_bytes=max_partition_fetch_bytes,
-                check_crcs=check_crcs,
-            ),
-            clock,
-        )
-        self._group_id = group_id
+        self._subscriptions = SubscriptionState(config.reset_strategy, use_committed_offsets=config.group_id is not None)
+        self._fetcher = Fetcher(self._network, self._subscriptions, config, clock)
+        self._group_id = config.group_id
         self._coordinator: ConsumerCoordinator | None = None
-        if group_id is not None:
-            settings = GroupSettings(
-                group_id=group_id,
-                group_instance_id=group_instance_id,
-                session_timeout_ms=session_timeout_ms,
-                max_poll_interval_ms=max_poll_interval_ms,
-                heartbeat_interval_ms=heartbeat_interval_ms,
-                enable_auto_commit=enable_auto_commit,
-                auto_commit_interval_ms=auto_commit_interval_ms,
-                assignors=tuple(resolve_assignors(partition_assignment_strategy)),
-            )
+        if config.group_id is not None:
             self._coordinator = ConsumerCoordinator(
                 self._network,
                 self._subscriptions,
-                settings,
+                config,
                 on_assignment_changed=self._assignment_changed,
                 clock=clock,
                 rng=rng,
@@ -397,12 +336,7 @@ class Consumer:
         if offsets is None:
             chosen = {tp: OffsetAndMetadata(offset) for tp, offset in self._subscriptions.positions().items()}
         else:
-            chosen = {}
-            for tp, value in offsets.items():
-                try:
-                    chosen[tp] = as_committed(value)
-                except ValueError:
-                    raise ValueError(f"cannot commit negative offset {value} for {tp}") from None
+            chosen = offsets_to_commit(offsets)
         if asynchronous:
             return coordinator.offsets.commit_async(chosen)
         coordinator.offsets.commit_sync(chosen, self._deadline(timeout_ms))
@@ -439,7 +373,7 @@ class Consumer:
         self._closing = True
         try:
             if self._coordinator is not None:
-                timeout = min(self._api_timeout, 30.0) if timeout_ms is None else max(0.0, timeout_ms) / 1000
+                timeout = timeout_seconds(timeout_ms, min(self._api_timeout, _MAX_CLOSE_TIMEOUT))
                 self._coordinator.close(self._clock() + timeout)
         finally:
             self._closed = True
@@ -460,5 +394,4 @@ class Consumer:
             raise ClientClosedError("the consumer is closed")
 
     def _deadline(self, timeout_ms: float | None) -> float:
-        timeout = self._api_timeout if timeout_ms is None else max(0.0, timeout_ms) / 1000
-        return self._clock() + timeout
+        return self._clock() + timeout_seconds(timeout_ms, self._api_timeout)

@@ -18,13 +18,12 @@ not load the broker's coordinator package.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable
 
 from spate.protocol import types as t
 from spate.protocol.errors import ProtocolDecodeError
-from spate.structs import TopicPartition
+from spate.structs import TopicPartition, group_by_topic
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
 _VERSION = 0
@@ -85,9 +84,7 @@ def decode_assignment(data: bytes) -> tuple[TopicPartition, ...]:
 
 def encode_assignment(partitions: Iterable[TopicPartition], user_data: bytes | None = None) -> bytes:
     """A version 0 assignment, the inverse of :func:`decode_assignment`."""
-    by_topic: dict[str, list[int]] = defaultdict(list)
-    for tp in partitions:
-        by_topic[tp.topic].append(tp.partition)
+    by_topic = group_by_topic(partitions, value=lambda tp: tp.partition)
     buf = bytearray()
     t.INT16.encode(buf, _VERSION)
     t.INT32.encode(buf, len(by_topic))

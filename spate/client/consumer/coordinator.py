@@ -14,9 +14,11 @@ Every step is asynchronous and driven by :meth:`ConsumerCoordinator.poll`,
 which the consumer calls from each ``poll``: a JoinGroup that the
 coordinator holds until the other members have rejoined never blocks the
 caller beyond its own timeout, so one thread may poll several consumers of
-the same group. Group requests go over a connection of their own to the
-coordinator (an id no broker uses), so they never queue behind fetches.
-Heartbeats come from :mod:`spate.client.consumer.heartbeat`.
+the same group. The coordinator is found by
+:mod:`spate.client.consumer.coordinator_lookup` (group requests go over a
+connection of their own to it), the leader's part of a rebalance is
+:mod:`spate.client.consumer.group_leader`, and heartbeats come from
+:mod:`spate.client.consumer.heartbeat`.
 
 Committed offsets (commits, lookups, auto-commit) are the business of
 :class:`~spate.client.consumer.offset_commit.OffsetCommitter` (``self.offsets``),
@@ -31,32 +33,25 @@ import random
 import socket
 import time
 from collections import deque
-from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
-from spate.client.consumer.assignors import PartitionAssignor
+from spate.client.consumer.consumer_config import ConsumerConfig
 from spate.client.consumer.consumer_protocol import (
     CONSUMER_PROTOCOL_TYPE,
-    Subscription,
     decode_assignment,
-    decode_subscription,
-    encode_assignment,
     encode_subscription,
 )
+from spate.client.consumer.coordinator_lookup import CoordinatorLookup
+from spate.client.consumer.group_leader import GroupLeader
+from spate.client.consumer.group_metadata import NO_GENERATION, NO_MEMBER_ID, ConsumerGroupMetadata
 from spate.client.consumer.heartbeat import HeartbeatThread, MemberIdentity, leave_group_body
 from spate.client.consumer.offset_commit import COORDINATOR_ERRORS, OffsetCommitter
 from spate.client.consumer.subscription_state import SubscriptionState, SubscriptionType
-from spate.client.errors import (
-    ClientError,
-    CommitFailedError,
-    KafkaTimeoutError,
-    is_retriable,
-)
+from spate.client.errors import ClientError, CommitFailedError, is_retriable
 from spate.client.net.connection import InFlightRequest, SocketFactory
 from spate.client.net.network_client import NetworkClient
 from spate.protocol import ApiKey, ErrorCode, KafkaError
 from spate.protocol.errors import ProtocolDecodeError
-from spate.protocol.messages.find_coordinator import KEY_TYPE_GROUP, FindCoordinatorRequest
 from spate.protocol.messages.join_group import JoinGroupRequest
 from spate.protocol.messages.sync_group import SyncGroupRequest
 from spate.structs import TopicPartition
@@ -64,10 +59,6 @@ from spate.structs import TopicPartition
 log = logging.getLogger(__name__)
 
 E = ErrorCode
-# The coordinator's connection is known under this id minus the broker's id, as in Kafka's clients.
-COORDINATOR_ID_BASE = 2**31 - 1
-NO_GENERATION = -1
-NO_MEMBER_ID = ""
 # A JoinGroup or SyncGroup may be held for the whole rebalance timeout; allow this much more.
 _REBALANCE_SLACK = 5.0
 
@@ -81,42 +72,12 @@ class MemberState(enum.Enum):
     STABLE = "stable"  # has its assignment for the current generation
 
 
-@dataclass(frozen=True, slots=True)
-class ConsumerGroupMetadata:
-    """Who a consumer is in its group; ``send_offsets_to_transaction`` takes it in place of a group id."""
-
-    group_id: str
-    generation_id: int = NO_GENERATION
-    member_id: str = NO_MEMBER_ID
-    group_instance_id: str | None = None
-
-
-@dataclass(frozen=True)
-class GroupSettings:
-    group_id: str
-    group_instance_id: str | None
-    session_timeout_ms: int
-    max_poll_interval_ms: int  # also the rebalance timeout, as in Kafka
-    heartbeat_interval_ms: int
-    enable_auto_commit: bool
-    auto_commit_interval_ms: int
-    assignors: tuple[PartitionAssignor, ...]
-
-    def __post_init__(self) -> None:
-        if not self.group_id:
-            raise ValueError("group_id must not be empty")
-        if self.heartbeat_interval_ms <= 0 or self.heartbeat_interval_ms >= self.session_timeout_ms:
-            raise ValueError("heartbeat_interval_ms must be positive and below session_timeout_ms")
-        if self.max_poll_interval_ms <= 0 or self.auto_commit_interval_ms <= 0:
-            raise ValueError("max_poll_interval_ms and auto_commit_interval_ms must be positive")
-
-
 class ConsumerCoordinator:
     def __init__(
         self,
         network: NetworkClient,
         subscriptions: SubscriptionState,
-        settings: GroupSettings,
+        config: ConsumerConfig,
         *,
         on_assignment_changed: Callable[[], None],
         clock: Callable[[], float] = time.monotonic,
@@ -125,18 +86,19 @@ class ConsumerCoordinator:
     ) -> None:
         self._network = network
         self._subscriptions = subscriptions
-        self.settings = settings
+        self.config = config
+        self.group_id = config.group
         self._on_assignment_changed = on_assignment_changed
         self._clock = clock
         self._rng = rng or random.Random()
         self._socket_factory = socket_factory
-        self._request_timeout = network.config.request_timeout_ms / 1000
-        self._rebalance_timeout = max(self._request_timeout, settings.max_poll_interval_ms / 1000 + _REBALANCE_SLACK)
-
-        self._node: int | None = None
-        self._coordinator_address = ""
-        self._find: InFlightRequest | None = None
-        self._find_retry_at = 0.0
+        self._request_timeout = config.request_timeout_ms / 1000
+        self._rebalance_timeout = max(self._request_timeout, config.max_poll_interval_ms / 1000 + _REBALANCE_SLACK)
+        self._errors: deque[BaseException] = deque()
+        self._lookup = CoordinatorLookup(network, self.group_id, self._errors, clock)
+        self._leader = GroupLeader(
+            network, self.group_id, config.assignors, request_timeout=self._request_timeout, clock=clock
+        )
 
         self.state = MemberState.UNJOINED
         self.generation_id = NO_GENERATION
@@ -150,25 +112,10 @@ class ConsumerCoordinator:
         self._join_attempts = 0
         self._on_assign: RebalanceCallback | None = None
         self._on_revoke: RebalanceCallback | None = None
-        # The leader's view when it assigned: partition counts of every group topic.
-        self._assigned_counts: dict[str, int | None] = {}
-        self._metadata_version_seen = -1
         self._pattern_refresh_at = 0.0
         self._heartbeat: HeartbeatThread | None = None
-
-        self._errors: deque[BaseException] = deque()
         self._in_poll = False
-        self.offsets = OffsetCommitter(
-            self,
-            network,
-            subscriptions,
-            group_id=settings.group_id,
-            group_instance_id=settings.group_instance_id,
-            enable_auto_commit=settings.enable_auto_commit,
-            auto_commit_interval_ms=settings.auto_commit_interval_ms,
-            clock=clock,
-            errors=self._errors,
-        )
+        self.offsets = OffsetCommitter(self, network, subscriptions, config, clock=clock, errors=self._errors)
 
     # --- the application's calls --------------------------------------------------------------------
 
@@ -182,9 +129,7 @@ class ConsumerCoordinator:
         self._pattern_refresh_at = 0.0
 
     def group_metadata(self) -> ConsumerGroupMetadata:
-        return ConsumerGroupMetadata(
-            self.settings.group_id, self.generation_id, self.member_id, self.settings.group_instance_id
-        )
+        return ConsumerGroupMetadata(self.group_id, self.generation_id, self.member_id, self.config.group_instance_id)
 
     def poll(self) -> None:
         """Make progress without blocking: coordinator, rebalance, committed offsets, auto-commit.
@@ -225,17 +170,17 @@ class ConsumerCoordinator:
         if self.state is MemberState.STABLE:
             self._revoke(self._subscriptions.assignment())
         self._leave_group(deadline, "unsubscribe")
-        self._assigned_counts = {}
+        self._leader.forget()
 
     def close(self, deadline: float) -> None:
         """Commit (with auto-commit), give up the partitions and leave the group; best effort."""
         try:
             subscribed = self._subscriptions.is_subscribed
-            if self.settings.enable_auto_commit and (self.state is MemberState.STABLE or not subscribed):
+            if self.config.enable_auto_commit and (self.state is MemberState.STABLE or not subscribed):
                 try:
                     self.offsets.commit_sync(self.offsets.positions(), deadline)
                 except Exception as exc:  # closing goes on whatever the commit's fate
-                    log.warning("the final commit of group %r failed: %s", self.settings.group_id, exc)
+                    log.warning("the final commit of group %r failed: %s", self.group_id, exc)
             if subscribed:
                 if self.state is MemberState.STABLE:
                     try:
@@ -253,70 +198,17 @@ class ConsumerCoordinator:
 
     @property
     def coordinator_known(self) -> bool:
-        return self._node is not None
+        return self._lookup.node is not None
 
     def find_coordinator(self, now: float) -> None:
-        request = self._find
-        if request is not None:
-            if not request.done:
-                return
-            self._find = None
-            if request.error is not None:
-                self._find_retry_at = now + self._network.backoff.delay(0)
-            else:
-                body = request.response
-                code = ErrorCode.of(body.error_code)
-                if code == E.NONE:
-                    self._set_coordinator(body.node_id, body.host, body.port)
-                elif code.retriable:
-                    self._find_retry_at = now + self._network.backoff.delay(0)
-                else:
-                    self._find_retry_at = now + self._network.backoff.delay(0)
-                    self._errors.append(KafkaError(code, f"find the coordinator of group {self.settings.group_id!r}"))
-        if self._node is not None or now < self._find_retry_at:
-            return
-        node = self._network.least_loaded_node(now)
-        if node is None:
-            return
-        body = FindCoordinatorRequest(key=self.settings.group_id, key_type=KEY_TYPE_GROUP)
-        try:
-            self._find = self._network.send(node, ApiKey.FIND_COORDINATOR, body)
-        except ClientError as exc:
-            if not exc.retriable:
-                self._errors.append(exc)
-            self._find_retry_at = now + self._network.backoff.delay(0)
-
-    def _set_coordinator(self, node_id: int, host: str, port: int) -> None:
-        connection_id = COORDINATOR_ID_BASE - node_id
-        self._network.register_node(connection_id, host, port)
-        self._node = connection_id
-        self._coordinator_address = f"{host}:{port}"
-        log.debug("group %r: coordinator is broker %d at %s", self.settings.group_id, node_id,
-                  self._coordinator_address)
+        self._lookup.find(now)
 
     def ensure_coordinator(self, deadline: float) -> int:
-        while self._node is None:
-            now = self._clock()
-            self.find_coordinator(now)
-            if self._node is not None:
-                break
-            if self._errors:
-                raise self._errors.popleft()
-            remaining = deadline - self._clock()
-            if remaining <= 0:
-                raise KafkaTimeoutError(f"the coordinator of group {self.settings.group_id!r} was not found in time")
-            self._network.poll(min(remaining, 0.05))
-        return self._node
+        return self._lookup.ensure(deadline)
 
     def coordinator_dead(self, why: str) -> None:
-        if self._node is None:
-            return
-        log.info("group %r: coordinator %s unusable (%s); looking it up again", self.settings.group_id,
-                 self._coordinator_address, why)
-        node, self._node = self._node, None
-        if self._heartbeat is not None:
+        if self._lookup.dead(why) and self._heartbeat is not None:
             self._heartbeat.stop_member()
-        self._network.disconnect(node)
 
     # --- joining --------------------------------------------------------------------------------
 
@@ -325,7 +217,7 @@ class ConsumerCoordinator:
             return
         if not (self._rejoin_needed or self.state is MemberState.UNJOINED):
             return
-        if self._node is None or now < self._join_retry_at:
+        if self._lookup.node is None or now < self._join_retry_at:
             return
         if self.state is MemberState.STABLE:
             self._prepare_rejoin()
@@ -333,19 +225,19 @@ class ConsumerCoordinator:
             JoinGroupRequest.JoinGroupRequestProtocol(
                 name=assignor.name, metadata=encode_subscription(self._subscriptions.subscribed_topics)
             )
-            for assignor in self.settings.assignors
+            for assignor in self.config.assignors
         ]
         body = JoinGroupRequest(
-            group_id=self.settings.group_id,
-            session_timeout_ms=self.settings.session_timeout_ms,
-            rebalance_timeout_ms=self.settings.max_poll_interval_ms,
+            group_id=self.group_id,
+            session_timeout_ms=self.config.session_timeout_ms,
+            rebalance_timeout_ms=self.config.max_poll_interval_ms,
             member_id=self.member_id,
-            group_instance_id=self.settings.group_instance_id,
+            group_instance_id=self.config.group_instance_id,
             protocol_type=CONSUMER_PROTOCOL_TYPE,
             protocols=protocols,
         )
         try:
-            self._join = self._network.send(self._node, ApiKey.JOIN_GROUP, body, timeout=self._rebalance_timeout)
+            self._join = self._network.send(self._lookup.node, ApiKey.JOIN_GROUP, body, timeout=self._rebalance_timeout)
         except ClientError as exc:
             self._join_failed(exc, coordinator=exc.retriable)
             return
@@ -355,11 +247,11 @@ class ConsumerCoordinator:
     def _prepare_rejoin(self) -> None:
         """Before rejoining: commit (with auto-commit), then give up every partition."""
         assigned = self._subscriptions.assignment()
-        if self.settings.enable_auto_commit and assigned:
+        if self.config.enable_auto_commit and assigned:
             try:
                 self.offsets.commit_sync(self.offsets.positions(), self._clock() + self._request_timeout)
             except Exception as exc:  # the rebalance goes on; the next owner starts at the last commit
-                log.warning("commit before rejoining group %r failed: %s", self.settings.group_id, exc)
+                log.warning("commit before rejoining group %r failed: %s", self.group_id, exc)
         if self._heartbeat is not None:
             self._heartbeat.stop_member()
         # The callback runs while the member still owns its partitions (it may commit them).
@@ -385,7 +277,7 @@ class ConsumerCoordinator:
             self.leader_id = body.leader
             self._send_sync(body)
             return
-        log.info("group %r: JoinGroup answered %s", self.settings.group_id, code.name)
+        log.info("group %r: JoinGroup answered %s", self.group_id, code.name)
         self._rejoin_needed = True
         if code == E.MEMBER_ID_REQUIRED:
             self.member_id = body.member_id  # join again at once, under the id the coordinator chose
@@ -397,25 +289,27 @@ class ConsumerCoordinator:
             self.coordinator_dead(code.name)
         else:
             self._back_off_join(now)
-            self._errors.append(KafkaError(code, f"join group {self.settings.group_id!r}"))
+            self._errors.append(KafkaError(code, f"join group {self.group_id!r}"))
 
     def _send_sync(self, joined: Any) -> None:
         assignments: list[Any] = []
         if self.member_id == joined.leader:
             try:
-                assignments = self._assign(joined.protocol_name, joined.members)
+                assignments = self._leader.assign(
+                    joined.protocol_name, joined.members, self.generation_id, self._lookup.node
+                )
             except (ClientError, KafkaError) as exc:
                 self._join_failed(exc, coordinator=is_retriable(exc))
                 return
         body = SyncGroupRequest(
-            group_id=self.settings.group_id,
+            group_id=self.group_id,
             generation_id=self.generation_id,
             member_id=self.member_id,
-            group_instance_id=self.settings.group_instance_id,
+            group_instance_id=self.config.group_instance_id,
             assignments=assignments,
         )
         try:
-            self._sync = self._network.send(self._node, ApiKey.SYNC_GROUP, body, timeout=self._rebalance_timeout)
+            self._sync = self._network.send(self._lookup.node, ApiKey.SYNC_GROUP, body, timeout=self._rebalance_timeout)
         except ClientError as exc:
             self._join_failed(exc, coordinator=exc.retriable)
             return
@@ -440,7 +334,7 @@ class ConsumerCoordinator:
                 return
             self._assigned(set(partitions), now)
             return
-        log.info("group %r: SyncGroup answered %s", self.settings.group_id, code.name)
+        log.info("group %r: SyncGroup answered %s", self.group_id, code.name)
         self._rejoin_needed = True
         if code == E.UNKNOWN_MEMBER_ID:
             self.member_id = NO_MEMBER_ID
@@ -448,7 +342,7 @@ class ConsumerCoordinator:
             self.coordinator_dead(code.name)
         elif code not in (E.REBALANCE_IN_PROGRESS, E.ILLEGAL_GENERATION):
             self._back_off_join(now)
-            self._errors.append(KafkaError(code, f"sync group {self.settings.group_id!r}"))
+            self._errors.append(KafkaError(code, f"sync group {self.group_id!r}"))
 
     def _assigned(self, partitions: set[TopicPartition], now: float) -> None:
         self.state = MemberState.STABLE
@@ -456,22 +350,14 @@ class ConsumerCoordinator:
         self._on_assignment_changed()
         if self.leader_id == self.member_id:
             # The leader watches every group topic, to rebalance when one changes.
-            self._network.metadata.add_topics(self._assigned_counts)
+            self._network.metadata.add_topics(self._leader.assigned_counts)
         if self._heartbeat is None:
             self._heartbeat = HeartbeatThread(
-                group_id=self.settings.group_id,
-                group_instance_id=self.settings.group_instance_id,
-                session_timeout_ms=self.settings.session_timeout_ms,
-                heartbeat_interval_ms=self.settings.heartbeat_interval_ms,
-                max_poll_interval_ms=self.settings.max_poll_interval_ms,
-                config=self._network.config,
-                clock=self._clock,
-                rng=self._rng,
-                socket_factory=self._socket_factory,
+                self.config, clock=self._clock, rng=self._rng, socket_factory=self._socket_factory
             )
-        self._heartbeat.start_member(MemberIdentity(self._coordinator_address, self.generation_id, self.member_id))
+        self._heartbeat.start_member(MemberIdentity(self._lookup.address, self.generation_id, self.member_id))
         self.offsets.restart_auto_commit_timer(now)
-        log.info("group %r generation %d: assigned %s", self.settings.group_id, self.generation_id,
+        log.info("group %r generation %d: assigned %s", self.group_id, self.generation_id,
                  ", ".join(str(tp) for tp in sorted(partitions)) or "nothing")
         if self._on_assign is not None:
             self._call_back(self._on_assign, partitions, "on_assign")
@@ -499,72 +385,32 @@ class ConsumerCoordinator:
         try:
             callback(set(partitions))
         except Exception as exc:  # raised from poll once the rebalance step is done
-            log.error("%s callback of group %r failed: %s", name, self.settings.group_id, exc)
+            log.error("%s callback of group %r failed: %s", name, self.group_id, exc)
             self._errors.append(exc)
 
     def _leave_group(self, deadline: float, why: str) -> None:
         if self._heartbeat is not None:
             self._heartbeat.stop_member()
-        member, node = self.member_id, self._node
+        member, node = self.member_id, self._lookup.node
         self.state = MemberState.UNJOINED
         self.generation_id, self.member_id, self._rejoin_needed = NO_GENERATION, NO_MEMBER_ID, True
-        if not member or node is None or self.settings.group_instance_id is not None:
+        if not member or node is None or self.config.group_instance_id is not None:
             return  # a static member keeps its place until its session times out
-        body = leave_group_body(self.settings.group_id, member, self.settings.group_instance_id)
+        body = leave_group_body(self.group_id, member, self.config.group_instance_id)
         try:
             limit = min(deadline, self._clock() + self._request_timeout)
             self._network.request(node, ApiKey.LEAVE_GROUP, body, deadline=limit)
         except (ClientError, KafkaError) as exc:
-            log.info("leaving group %r (%s) failed: %s", self.settings.group_id, why, exc)
+            log.info("leaving group %r (%s) failed: %s", self.group_id, why, exc)
 
-    # --- the leader's assignment ----------------------------------------------------------------
-
-    def _assign(self, protocol: str, members: Iterable[Any]) -> list[Any]:
-        assignor = next((a for a in self.settings.assignors if a.name == protocol), None)
-        if assignor is None:
-            raise KafkaError(E.INCONSISTENT_GROUP_PROTOCOL, f"the group chose assignor {protocol!r}, unknown here")
-        subscriptions: dict[str, Subscription] = {}
-        for member in members:
-            try:
-                subscriptions[member.member_id] = decode_subscription(bytes(member.metadata))
-            except ProtocolDecodeError as exc:
-                log.warning("member %s of group %r sent an unreadable subscription (%s); it gets nothing",
-                            member.member_id, self.settings.group_id, exc)
-                subscriptions[member.member_id] = Subscription(())
-        topics = sorted({topic for sub in subscriptions.values() for topic in sub.topics})
-        self._network.metadata.add_topics(topics)
-        counts: dict[str, int | None] = {}
-        if topics:
-            snapshot = self._network.fetch_metadata(
-                topics, deadline=self._clock() + self._request_timeout, node=self._node
-            )
-            counts = {topic: snapshot.partition_count(topic) for topic in topics}
-        self._assigned_counts = counts
-        self._metadata_version_seen = self._network.metadata.version
-        result = assignor.assign({t: c for t, c in counts.items() if c}, subscriptions)
-        log.info("group %r generation %d: leader assigned with %s: %s", self.settings.group_id, self.generation_id,
-                 assignor.name, {m: [str(tp) for tp in tps] for m, tps in result.items()})
-        return [
-            SyncGroupRequest.SyncGroupRequestAssignment(member_id=member, assignment=encode_assignment(tps))
-            for member, tps in result.items()
-        ]
+    # --- topics ------------------------------------------------------------------------------
 
     def _check_leader_metadata(self) -> None:
         """The leader rejoins when a group topic appears, disappears or gains partitions."""
-        metadata = self._network.metadata
-        if self.state is not MemberState.STABLE or self.leader_id != self.member_id or not self._assigned_counts:
+        if self.state is not MemberState.STABLE or self.leader_id != self.member_id:
             return
-        if metadata.version == self._metadata_version_seen:
-            return
-        self._metadata_version_seen = metadata.version
-        snapshot = metadata.snapshot
-        for topic, count in self._assigned_counts.items():
-            now_count = snapshot.partition_count(topic)
-            if now_count != count and (now_count is not None or topic in snapshot.topic_errors):
-                log.info("group %r: topic %s now has %s partitions (assigned with %s); rebalancing",
-                         self.settings.group_id, topic, now_count, count)
-                self._rejoin_needed = True
-                return
+        if self._leader.topics_changed():
+            self._rejoin_needed = True
 
     def _maybe_refresh_pattern(self, now: float) -> None:
         subscriptions = self._subscriptions
@@ -605,7 +451,7 @@ class ConsumerCoordinator:
 
     @property
     def coordinator_node(self) -> int | None:
-        return self._node
+        return self._lookup.node
 
     def commit_generation(self) -> tuple[int, str]:
         """Generation and member id a commit carries: -1 and none for a consumer outside the membership."""
@@ -614,7 +460,7 @@ class ConsumerCoordinator:
         if self.state is not MemberState.STABLE:
             raise CommitFailedError(
                 E.REBALANCE_IN_PROGRESS,
-                f"group {self.settings.group_id!r} is rebalancing; "
+                f"group {self.group_id!r} is rebalancing; "
                 "commit after the next poll() has assigned partitions",
             )
         return self.generation_id, self.member_id

@@ -21,36 +21,28 @@ resolved with ListOffsets requests sent the same asynchronous way.
 from __future__ import annotations
 
 import logging
-from collections import defaultdict, deque
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from spate.client.consumer.consumer_config import ConsumerConfig
 from spate.client.consumer.consumer_record import ConsumerRecord, FetchedBatch
 from spate.client.consumer.fetched_records import decode_partition_records
+from spate.client.consumer.list_offsets import EARLIEST, LATEST, parse_response, send_list_offsets
 from spate.client.consumer.subscription_state import OffsetResetStrategy, SubscriptionState
 from spate.client.errors import ClientError, NoOffsetForPartitionError, OffsetOutOfRangeError
-from spate.client.list_offsets import EARLIEST, LATEST, parse_response, send_list_offsets
 from spate.client.net.connection import InFlightRequest
+from spate.client.net.metadata import LEADER_MOVED_ERRORS
 from spate.client.net.network_client import NetworkClient
 from spate.protocol import ApiKey, ErrorCode, KafkaError
 from spate.protocol.messages.fetch import FetchRequest
 from spate.records.errors import CorruptRecordError
-from spate.structs import TopicPartition
+from spate.structs import TopicPartition, group_by_topic
 
 log = logging.getLogger(__name__)
 
-_RETRY_FETCH_ERRORS = frozenset(
-    {
-        ErrorCode.NOT_LEADER_OR_FOLLOWER,
-        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-        ErrorCode.LEADER_NOT_AVAILABLE,
-        ErrorCode.REPLICA_NOT_AVAILABLE,
-        ErrorCode.FENCED_LEADER_EPOCH,
-        ErrorCode.UNKNOWN_LEADER_EPOCH,
-        ErrorCode.KAFKA_STORAGE_ERROR,
-        ErrorCode.OFFSET_NOT_AVAILABLE,
-    }
-)
+# Answers after which fetching the partition again is worth it, once metadata is fresh.
+_RETRY_FETCH_ERRORS = LEADER_MOVED_ERRORS | {ErrorCode.REPLICA_NOT_AVAILABLE, ErrorCode.OFFSET_NOT_AVAILABLE}
 _RESET_TIMESTAMPS = {OffsetResetStrategy.EARLIEST: EARLIEST, OffsetResetStrategy.LATEST: LATEST}
 
 
@@ -63,16 +55,6 @@ class _Buffered:
     index: int = 0
 
 
-@dataclass
-class FetchSettings:
-    isolation_level: int = 0
-    fetch_min_bytes: int = 1
-    fetch_max_wait_ms: int = 500
-    fetch_max_bytes: int = 52_428_800
-    max_partition_fetch_bytes: int = 1_048_576
-    check_crcs: bool = True
-
-
 @dataclass(slots=True)
 class _FetchContext:
     offsets: dict[TopicPartition, int] = field(default_factory=dict)
@@ -83,12 +65,13 @@ class Fetcher:
         self,
         network: NetworkClient,
         subscriptions: SubscriptionState,
-        settings: FetchSettings,
+        config: ConsumerConfig,
         clock: Callable[[], float],
     ) -> None:
         self.network = network
         self.subscriptions = subscriptions
-        self.settings = settings
+        self.config = config
+        self.isolation_level = config.isolation
         self.clock = clock
         self._fetches: dict[int, InFlightRequest] = {}
         self._resets: dict[int, InFlightRequest] = {}
@@ -105,7 +88,6 @@ class Fetcher:
     def send_fetches(self) -> None:
         now = self.clock()
         snapshot = self.network.metadata.snapshot
-        by_node: dict[int, list[TopicPartition]] = defaultdict(list)
         fetchable = self.subscriptions.fetchable(now)
         if fetchable:
             # Start at a different partition each time, so none is always last in
@@ -114,43 +96,37 @@ class Fetcher:
             self._rotation += 1
             fetchable = fetchable[start:] + fetchable[:start]
             fetchable.sort(key=lambda tp: tp not in self._oversized)
-        for tp in fetchable:
-            if tp in self._buffers:
-                continue
-            leader = snapshot.leader(tp.topic, tp.partition)
-            if leader < 0:
-                self.network.metadata.request_update()
-                continue
-            if leader in self._fetches or self.network.connect_delay(leader, now) > 0:
-                continue
-            by_node[leader].append(tp)
-        for node, partitions in by_node.items():
-            self._send_fetch(node, partitions, snapshot)
+        by_leader, leaderless = snapshot.by_leader(tp for tp in fetchable if tp not in self._buffers)
+        if leaderless:
+            self.network.metadata.request_update()
+        for node, partitions in by_leader.items():
+            if node not in self._fetches and self.network.connect_delay(node, now) <= 0:
+                self._send_fetch(node, partitions, snapshot)
 
     def _send_fetch(self, node: int, partitions: list[TopicPartition], snapshot: Any) -> None:
-        settings = self.settings
+        config = self.config
         context = _FetchContext()
-        topics: dict[str, list[Any]] = defaultdict(list)
         for tp in partitions:
             position = self.subscriptions.position(tp)
-            if position is None:
-                continue
-            context.offsets[tp] = position
-            topics[tp.topic].append(
-                FetchRequest.FetchPartition(
-                    partition=tp.partition,
-                    current_leader_epoch=snapshot.leader_epoch(tp.topic, tp.partition),
-                    fetch_offset=position,
-                    log_start_offset=-1,
-                    partition_max_bytes=settings.max_partition_fetch_bytes,
-                )
-            )
+            if position is not None:
+                context.offsets[tp] = position
+        topics = group_by_topic(
+            context.offsets.items(),
+            key=lambda item: item[0],
+            value=lambda item: FetchRequest.FetchPartition(
+                partition=item[0].partition,
+                current_leader_epoch=snapshot.leader_epoch(item[0].topic, item[0].partition),
+                fetch_offset=item[1],
+                log_start_offset=-1,
+                partition_max_bytes=config.max_partition_fetch_bytes,
+            ),
+        )
         body = FetchRequest(
             replica_id=-1,
-            max_wait_ms=settings.fetch_max_wait_ms,
-            min_bytes=settings.fetch_min_bytes,
-            max_bytes=settings.fetch_max_bytes,
-            isolation_level=settings.isolation_level,
+            max_wait_ms=config.fetch_max_wait_ms,
+            min_bytes=config.fetch_min_bytes,
+            max_bytes=config.fetch_max_bytes,
+            isolation_level=self.isolation_level,
             session_id=0,
             session_epoch=-1,
             topics=[FetchRequest.FetchTopic(topic=name, partitions=parts) for name, parts in topics.items()],
@@ -158,7 +134,7 @@ class Fetcher:
             rack_id="",
         )
         # The broker may hold the request for max_wait before answering.
-        timeout = (self.network.config.request_timeout_ms + settings.fetch_max_wait_ms) / 1000
+        timeout = (config.request_timeout_ms + config.fetch_max_wait_ms) / 1000
         try:
             self._fetches[node] = self.network.send(
                 node, ApiKey.FETCH, body, timeout=timeout, context=context, callback=self._on_fetch
@@ -199,38 +175,7 @@ class Fetcher:
             state.high_watermark = data.high_watermark
             state.last_stable_offset = data.last_stable_offset
             state.log_start_offset = data.log_start_offset
-            try:
-                decoded = decode_partition_records(
-                    tp.topic,
-                    tp.partition,
-                    data.records,
-                    fetch_offset,
-                    isolation_level=self.settings.isolation_level,
-                    aborted_transactions=data.aborted_transactions,
-                    check_crcs=self.settings.check_crcs,
-                )
-            except CorruptRecordError as exc:
-                self._errors.append(KafkaError(ErrorCode.CORRUPT_MESSAGE, f"{tp} at offset {fetch_offset}: {exc}"))
-                return
-            if decoded.oversized_batch_offset is not None:
-                if not first:
-                    self._oversized.add(tp)
-                    return
-                self._errors.append(
-                    KafkaError(
-                        ErrorCode.MESSAGE_TOO_LARGE,
-                        f"the batch at offset {decoded.oversized_batch_offset} of {tp} is larger than "
-                        f"max_partition_fetch_bytes ({self.settings.max_partition_fetch_bytes}) and the "
-                        f"broker returned only part of it",
-                    )
-                )
-                self._back_off([tp])
-                return
-            self._oversized.discard(tp)
-            if decoded.batches:
-                self._buffers[tp] = _Buffered(deque(decoded.batches), decoded.next_offset)
-            elif decoded.next_offset > fetch_offset:
-                state.position = decoded.next_offset  # only markers or aborted data: step over them
+            self._take_records(tp, fetch_offset, data, first)
             return
         if code == ErrorCode.OFFSET_OUT_OF_RANGE:
             if subscriptions.default_reset is OffsetResetStrategy.NONE:
@@ -247,6 +192,42 @@ class Fetcher:
             return
         self._errors.append(KafkaError(code, f"fetch {tp} at offset {fetch_offset}"))
         self._back_off([tp])
+
+    def _take_records(self, tp: TopicPartition, fetch_offset: int, data: Any, first: bool) -> None:
+        """Decode a partition's records and buffer them (or step over markers and aborted data)."""
+        try:
+            decoded = decode_partition_records(
+                tp.topic,
+                tp.partition,
+                data.records,
+                fetch_offset,
+                isolation_level=self.isolation_level,
+                aborted_transactions=data.aborted_transactions,
+                check_crcs=self.config.check_crcs,
+            )
+        except CorruptRecordError as exc:
+            self._errors.append(KafkaError(ErrorCode.CORRUPT_MESSAGE, f"{tp} at offset {fetch_offset}: {exc}"))
+            return
+        if decoded.oversized_batch_offset is not None:
+            if not first:
+                self._oversized.add(tp)
+                return
+            self._errors.append(
+                KafkaError(
+                    ErrorCode.MESSAGE_TOO_LARGE,
+                    f"the batch at offset {decoded.oversized_batch_offset} of {tp} is larger than "
+                    f"max_partition_fetch_bytes ({self.config.max_partition_fetch_bytes}) and the "
+                    f"broker returned only part of it",
+                )
+            )
+            self._back_off([tp])
+            return
+        self._oversized.discard(tp)
+        if decoded.batches:
+            self._buffers[tp] = _Buffered(deque(decoded.batches), decoded.next_offset)
+        elif decoded.next_offset > fetch_offset:
+            # Only markers or aborted data: step over them.
+            self.subscriptions.state(tp).position = decoded.next_offset
 
     def _back_off(self, partitions: list[TopicPartition]) -> None:
         until = self.clock() + self.network.backoff.delay(0)
@@ -328,24 +309,21 @@ class Fetcher:
         pending = {tp: s for tp, s in subscriptions.awaiting_reset(now).items() if tp not in self._resetting}
         if not pending:
             return
-        snapshot = self.network.metadata.snapshot
-        by_node: dict[int, dict[TopicPartition, int]] = defaultdict(dict)
-        for tp, strategy in pending.items():
+        for tp, strategy in list(pending.items()):
             if strategy is OffsetResetStrategy.NONE:
                 self._errors.append(NoOffsetForPartitionError(tp))
                 subscriptions.state(tp).reset = None
+                del pending[tp]
+        by_leader, leaderless = self.network.metadata.snapshot.by_leader(pending)
+        if leaderless:
+            self.network.metadata.request_update()
+        for node, partitions in by_leader.items():
+            if self.network.connect_delay(node, now) > 0:
                 continue
-            leader = snapshot.leader(tp.topic, tp.partition)
-            if leader < 0:
-                self.network.metadata.request_update()
-                continue
-            if self.network.connect_delay(leader, now) > 0:
-                continue
-            by_node[leader][tp] = _RESET_TIMESTAMPS[strategy]
-        for node, specs in by_node.items():
+            specs = {tp: _RESET_TIMESTAMPS[pending[tp]] for tp in partitions}
             try:
                 request = send_list_offsets(
-                    self.network, node, specs, self.settings.isolation_level, callback=self._on_reset
+                    self.network, node, specs, self.isolation_level, callback=self._on_reset
                 )
             except ClientError as exc:
                 if not exc.retriable:

@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from spate.client.config import ClientConfig
+from spate.client.consumer.consumer_config import ConsumerConfig
 from spate.client.errors import ClientError
 from spate.client.net.connection import SocketFactory
 from spate.client.net.network_client import NetworkClient
@@ -71,22 +71,18 @@ class MemberIdentity:
 class HeartbeatThread:
     def __init__(
         self,
+        config: ConsumerConfig,
         *,
-        group_id: str,
-        group_instance_id: str | None,
-        session_timeout_ms: int,
-        heartbeat_interval_ms: int,
-        max_poll_interval_ms: int,
-        config: ClientConfig,
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
         socket_factory: SocketFactory = socket.create_connection,
     ) -> None:
-        self.group_id = group_id
-        self.group_instance_id = group_instance_id
-        self.session_timeout = session_timeout_ms / 1000
-        self.interval = heartbeat_interval_ms / 1000
-        self.max_poll_interval = max_poll_interval_ms / 1000
+        """Start the thread; ``config`` gives the group, its timeouts and the connection settings."""
+        self.group_id = config.group
+        self.group_instance_id = config.group_instance_id
+        self.session_timeout = config.session_timeout_ms / 1000
+        self.interval = config.heartbeat_interval_ms / 1000
+        self.max_poll_interval = config.max_poll_interval_ms / 1000
         self._config = config
         self._clock = clock
         self._rng = rng or random.Random()

@@ -27,19 +27,21 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import defaultdict, deque
+from collections import deque
 from concurrent.futures import Future
 from typing import Any, Callable, Iterable, Mapping, Protocol
 
+from spate.client.commit_offsets import committed_partitions, partition_error_codes
+from spate.client.consumer.consumer_config import ConsumerConfig
 from spate.client.consumer.subscription_state import SubscriptionState
 from spate.client.errors import ClientError, CommitFailedError, NetworkError
 from spate.client.net.connection import InFlightRequest
 from spate.client.net.network_client import NetworkClient
-from spate.client.net.retry import retry_until
+from spate.client.net.retry import Retrier
 from spate.protocol import ApiKey, ErrorCode, KafkaError
 from spate.protocol.messages.offset_commit import OffsetCommitRequest
 from spate.protocol.messages.offset_fetch import OffsetFetchRequest
-from spate.structs import OffsetAndMetadata, TopicPartition
+from spate.structs import OffsetAndMetadata, TopicPartition, group_by_topic
 
 log = logging.getLogger(__name__)
 
@@ -54,13 +56,6 @@ REBALANCED_ERRORS = frozenset(
 )
 
 
-def as_committed(value: int | OffsetAndMetadata) -> OffsetAndMetadata:
-    committed = value if isinstance(value, OffsetAndMetadata) else OffsetAndMetadata(int(value))
-    if committed.offset < 0:
-        raise ValueError(f"cannot commit negative offset {committed.offset}")
-    return committed
-
-
 def offset_commit_body(
     group_id: str,
     generation_id: int,
@@ -68,16 +63,8 @@ def offset_commit_body(
     group_instance_id: str | None,
     offsets: Mapping[TopicPartition, OffsetAndMetadata],
 ) -> Any:
-    by_topic: dict[str, list[Any]] = defaultdict(list)
-    for tp, committed in sorted(offsets.items()):
-        by_topic[tp.topic].append(
-            OffsetCommitRequest.OffsetCommitRequestPartition(
-                partition_index=tp.partition,
-                committed_offset=committed.offset,
-                committed_leader_epoch=committed.leader_epoch,
-                committed_metadata=committed.metadata,
-            )
-        )
+    """An OffsetCommit; generation -1 and member id "" commit from outside the group's membership."""
+    by_topic = committed_partitions(offsets, OffsetCommitRequest.OffsetCommitRequestPartition)
     return OffsetCommitRequest(
         group_id=group_id,
         generation_id_or_member_epoch=generation_id,
@@ -87,19 +74,8 @@ def offset_commit_body(
     )
 
 
-def offset_commit_errors(body: Any) -> dict[TopicPartition, ErrorCode]:
-    """Each partition's answer (NONE for success)."""
-    return {
-        TopicPartition(topic.name, part.partition_index): ErrorCode.of(part.error_code)
-        for topic in body.topics
-        for part in topic.partitions
-    }
-
-
 def offset_fetch_body(group_id: str, partitions: Iterable[TopicPartition]) -> Any:
-    by_topic: dict[str, list[int]] = defaultdict(list)
-    for tp in sorted(set(partitions)):
-        by_topic[tp.topic].append(tp.partition)
+    by_topic = group_by_topic(sorted(set(partitions)), value=lambda tp: tp.partition)
     return OffsetFetchRequest(
         group_id=group_id,
         topics=[
@@ -150,22 +126,20 @@ class OffsetCommitter:
         group: GroupLink,
         network: NetworkClient,
         subscriptions: SubscriptionState,
+        config: ConsumerConfig,
         *,
-        group_id: str,
-        group_instance_id: str | None,
-        enable_auto_commit: bool,
-        auto_commit_interval_ms: int,
         clock: Callable[[], float] = time.monotonic,
         errors: deque[BaseException],
     ) -> None:
         self._group = group
         self._network = network
         self._subscriptions = subscriptions
-        self.group_id = group_id
-        self.group_instance_id = group_instance_id
-        self.enable_auto_commit = enable_auto_commit
-        self._auto_commit_interval = auto_commit_interval_ms / 1000
+        self.group_id = config.group
+        self.group_instance_id = config.group_instance_id
+        self.enable_auto_commit = config.enable_auto_commit
+        self._auto_commit_interval = config.auto_commit_interval_ms / 1000
         self._clock = clock
+        self._retrier = Retrier(network.backoff, clock)
         self._errors = errors  # shared with the coordinator: raised from the consumer's poll
         self._next_auto_commit = clock() + self._auto_commit_interval
         self._async_commits: list[tuple[InFlightRequest, Future[None]]] = []
@@ -191,9 +165,9 @@ class OffsetCommitter:
             except NetworkError:
                 self._group.coordinator_dead("the commit's connection failed")
                 raise
-            self._check_commit(offset_commit_errors(response))
+            self._check_commit(partition_error_codes(response))
 
-        retry_until(deadline, attempt, self._network.backoff, what="commit", clock=self._clock)
+        self._retrier.call("commit", attempt, deadline)
 
     def commit_async(self, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> Future[None]:
         """Send a commit; the Future resolves during a later poll (it is not retried)."""
@@ -227,7 +201,7 @@ class OffsetCommitter:
                 future.set_exception(request.error)
                 continue
             try:
-                self._check_commit(offset_commit_errors(request.response))
+                self._check_commit(partition_error_codes(request.response))
             except (ClientError, KafkaError) as exc:
                 future.set_exception(exc)
             else:
@@ -309,7 +283,7 @@ class OffsetCommitter:
                     raise KafkaError(code, f"fetch the committed offsets of group {self.group_id!r}")
             return {tp: results.get(tp, (E.NONE, None))[1] for tp in wanted}
 
-        return retry_until(deadline, attempt, self._network.backoff, what="committed", clock=self._clock)
+        return self._retrier.call("committed", attempt, deadline)
 
     def refresh_committed(self, now: float) -> None:
         """Look up committed offsets for partitions that have no position yet (asynchronously)."""

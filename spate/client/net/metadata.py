@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections import defaultdict
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
@@ -25,11 +26,24 @@ from spate.client.net.descriptions import (
     TopicDescription,
 )
 from spate.protocol.errors import ErrorCode
+from spate.structs import TopicPartition
 
 # Topic-level errors after which the topic's partitions are still described.
 _DESCRIBED_TOPIC_ERRORS = frozenset({ErrorCode.NONE, ErrorCode.LEADER_NOT_AVAILABLE})
 
 NO_LEADER = -1
+
+# Answers about a partition after which its leader may have moved: worth a metadata refresh.
+LEADER_MOVED_ERRORS = frozenset(
+    {
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.LEADER_NOT_AVAILABLE,
+        ErrorCode.FENCED_LEADER_EPOCH,
+        ErrorCode.UNKNOWN_LEADER_EPOCH,
+        ErrorCode.KAFKA_STORAGE_ERROR,
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -65,6 +79,20 @@ class ClusterSnapshot:
     def available_partitions(self, topic: str) -> tuple[int, ...]:
         """Partitions of ``topic`` that have a leader."""
         return self._available.get(topic, ())
+
+    def by_leader(
+        self, partitions: Iterable[TopicPartition]
+    ) -> tuple[dict[int, list[TopicPartition]], list[TopicPartition]]:
+        """``partitions`` grouped by their leader's node id, and those whose leader is unknown (both in order)."""
+        led: dict[int, list[TopicPartition]] = defaultdict(list)
+        leaderless: list[TopicPartition] = []
+        for tp in partitions:
+            leader = self.leader(tp.topic, tp.partition)
+            if leader >= 0:
+                led[leader].append(tp)
+            else:
+                leaderless.append(tp)
+        return dict(led), leaderless
 
     def broker(self, node_id: int) -> BrokerDescription | None:
         return self.brokers.get(node_id)

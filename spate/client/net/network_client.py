@@ -28,7 +28,7 @@ from spate.client.net.connection import BrokerConnection, InFlightRequest, Socke
 from spate.client.net.descriptions import BrokerDescription
 from spate.client.net.metadata import ClusterSnapshot, Metadata, snapshot_from_response
 from spate.client.net.retry import Backoff
-from spate.protocol import ApiKey
+from spate.protocol import ApiKey, ErrorCode, KafkaError
 from spate.protocol.messages.metadata import MetadataRequest
 
 Callback = Callable[[InFlightRequest], None]
@@ -137,6 +137,13 @@ class NetworkClient:
         # stale broker list may have hidden.
         bootstrap = [n for n in self._bootstrap if self.connect_delay(n, now) == 0]
         return bootstrap[0] if bootstrap else None
+
+    def any_node(self) -> int:
+        """:meth:`least_loaded_node`, or a retriable KafkaError (NETWORK_EXCEPTION) when no broker may be tried."""
+        node = self.least_loaded_node(self.clock())
+        if node is None:
+            raise KafkaError(ErrorCode.NETWORK_EXCEPTION, "no broker reachable")
+        return node
 
     def connect(self, node_id: int, deadline: float | None = None) -> BrokerConnection:
         """The connection to ``node_id``, opened now if needed; BrokerUnavailableError otherwise."""

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Callable, ClassVar, Self, Sequence
+from typing import Any, Callable, ClassVar, Self, Sequence
 
 from spate.client.config import ClientConfig
 from spate.client.net.network_client import NetworkClient
+from spate.client.net.retry import Retrier
 
 
 class CoordinatorClient:
@@ -29,25 +30,25 @@ class CoordinatorClient:
         self,
         bootstrap_servers: str | Sequence[str],
         *,
-        request_timeout_ms: int = 30_000,
-        retry_backoff_ms: int = 100,
-        retry_backoff_max_ms: int = 1_000,
-        client_id: str | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
         network: NetworkClient | None = None,
+        **options: Any,
     ) -> None:
-        """``network`` replaces the connections made from the other settings (tests pass a stand-in)."""
-        config = ClientConfig(
-            client_id=client_id or self.default_client_id,
-            request_timeout_ms=request_timeout_ms,
-            retry_backoff_ms=retry_backoff_ms,
-            retry_backoff_max_ms=retry_backoff_max_ms,
-        )
+        """``options`` are :class:`ClientConfig` settings (``client_id`` None or left out: the class's own).
+
+        ``network`` replaces the connections made from the settings (tests pass a stand-in).
+        """
+        if options.get("client_id") is None:
+            options["client_id"] = self.default_client_id
+        config = ClientConfig.from_options(type(self).__name__, options)
         self._clock = clock
         self._sleep = sleep
         self._network = network or NetworkClient(bootstrap_servers, config, clock=clock, rng=rng)
+        self._retrier = Retrier(
+            self._network.backoff, clock, sleep, before_retry=lambda _: self._network.metadata.request_update()
+        )
 
     def close(self) -> None:
         self._network.close()

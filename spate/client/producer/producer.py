@@ -9,10 +9,9 @@
 
 ``send`` only encodes the record into its partition's open batch (under a
 short lock) and returns; the sender thread (``sender.py``) turns ready
-batches into Produce requests. Options follow the Kafka producer's names,
-meanings and defaults. Idempotence is on unless the configuration rules it
-out (acks other than all, ``retries=0``, more than 5 requests in flight), as
-in Kafka: retries then never duplicate a record or reorder a partition.
+batches into Produce requests. Settings follow the Kafka producer's names,
+meanings and defaults (``producer_config.py``); idempotence is on unless
+they rule it out, so retries never duplicate a record or reorder a partition.
 
 Delivery callbacks (``on_delivery`` or ``future.add_done_callback``) run on
 the sender thread: keep them short, and do not call ``flush`` or ``close``
@@ -27,16 +26,15 @@ Transactions, with Kafka's API and meaning::
     producer.send_offsets_to_transaction(consumer_positions, "copier-group")
     producer.commit_transaction()            # or abort_transaction()
 
-A transactional producer is idempotent with acks=all. Errors say what to do
-next: :class:`ProducerFencedError` (another instance took over the id; only
-``close`` is left), :class:`TransactionAbortableError` (something in the
-transaction failed: ``abort_transaction`` and retry the work) and
-:class:`InvalidTxnStateError` (calls out of order). A transaction still open
-when the producer closes is aborted, unless it was handed over to another
-process with ``prepare_handoff`` (see ``transaction_completion.py``). The
-transaction calls block up to
-their ``timeout_ms`` (default ``max_block_ms``); after a KafkaTimeoutError
-the same call may be made again to keep waiting for the same outcome.
+Errors say what to do next: :class:`ProducerFencedError` (another instance
+took over the id; only ``close`` is left), :class:`TransactionAbortableError`
+(something in the transaction failed: ``abort_transaction`` and retry the
+work) and :class:`InvalidTxnStateError` (calls out of order). A transaction
+still open when the producer closes is aborted, unless ``prepare_handoff``
+handed it to another process (see ``transaction_completion.py``). The
+transaction calls block up to their ``timeout_ms`` (default
+``max_block_ms``); after a KafkaTimeoutError the same call may be made again
+to keep waiting for the same outcome.
 """
 
 from __future__ import annotations
@@ -46,59 +44,31 @@ import socket
 import threading
 import time
 from concurrent.futures import Future
-from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
-from spate.client.config import ClientConfig, parse_acks, parse_compression
+from spate.client.commit_offsets import offsets_to_commit
+from spate.client.config import timeout_seconds
 from spate.client.errors import ClientClosedError, InvalidTxnStateError, KafkaTimeoutError
 from spate.client.net.connection import SocketFactory
-from spate.client.net.metadata import ClusterSnapshot
 from spate.client.net.network_client import NetworkClient
 from spate.client.net.retry import Backoff
 from spate.client.producer.accumulator import RecordAccumulator
 from spate.client.producer.batch import ProducerBatch
+from spate.client.producer.buffer_memory import BufferMemory
 from spate.client.producer.future_record_metadata import DeliveryCallback, FutureRecordMetadata, ProduceResult
 from spate.client.producer.open_transaction import OpenTransaction
 from spate.client.producer.partitioner import DefaultPartitioner, Partitioner
+from spate.client.producer.producer_config import ProducerConfig
+from spate.client.producer.producer_metadata import ProducerMetadata
+from spate.client.producer.producer_record import RECORD_OVERHEAD, HeadersArg, as_bytes, as_headers, headers_size
 from spate.client.producer.sender import Sender
 from spate.client.producer.transaction_manager import TransactionManager
 from spate.protocol import ErrorCode, KafkaError
-from spate.records.compression import Compression
-from spate.records.record import Header
 from spate.structs import OffsetAndMetadata, TopicPartition
-
-HeadersArg = Mapping[str, "bytes | str | None"] | Iterable[tuple[str, "bytes | str | None"]] | None
-
-MAX_IN_FLIGHT_FOR_IDEMPOTENCE = 5
-# Fixed bytes a record adds around its key, value and headers, at most (varints and attributes).
-_RECORD_OVERHEAD = 21
-# Topic-level metadata errors that waiting will not cure.
-_FATAL_TOPIC_ERRORS = frozenset({ErrorCode.INVALID_TOPIC_EXCEPTION, ErrorCode.TOPIC_AUTHORIZATION_FAILED})
 
 
 class _HasGroupId(Protocol):
     group_id: str
-
-
-def _as_bytes(data: bytes | bytearray | memoryview | str | None, what: str) -> bytes | None:
-    if data is None or type(data) is bytes:
-        return data  # type: ignore[return-value]
-    if isinstance(data, str):
-        return data.encode("utf-8")
-    if isinstance(data, (bytearray, memoryview)):
-        return bytes(data)
-    raise TypeError(f"{what} must be bytes, str or None, not {type(data).__name__}")
-
-
-def _as_headers(headers: HeadersArg) -> tuple[Header, ...]:
-    if not headers:
-        return ()
-    items = headers.items() if isinstance(headers, Mapping) else headers
-    out = []
-    for name, value in items:
-        if not isinstance(name, str):
-            raise TypeError(f"header names must be str, not {type(name).__name__}")
-        out.append((name, _as_bytes(value, f"header {name!r}")))
-    return tuple(out)
 
 
 class Producer:
@@ -106,132 +76,85 @@ class Producer:
         self,
         bootstrap_servers: str | Sequence[str],
         *,
-        acks: int | str = -1,
-        compression_type: str | Compression | None = "none",
-        batch_size: int = 16_384,
-        linger_ms: float = 5,
-        enable_idempotence: bool | None = None,
-        max_in_flight_requests_per_connection: int = 5,
-        request_timeout_ms: int = 30_000,
-        delivery_timeout_ms: int = 120_000,
-        retries: int = 2_147_483_647,
         partitioner: Partitioner | None = None,
-        max_request_size: int = 1_048_576,
-        buffer_memory: int = 33_554_432,
-        max_block_ms: int = 60_000,
-        retry_backoff_ms: int = 100,
-        retry_backoff_max_ms: int = 1_000,
-        connect_timeout_ms: int = 10_000,
-        metadata_max_age_ms: int = 300_000,
-        client_id: str = "spate-producer",
-        transactional_id: str | None = None,
-        transaction_timeout_ms: int = 60_000,
         clock: Callable[[], float] = time.monotonic,
         time_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
         rng: random.Random | None = None,
         socket_factory: SocketFactory = socket.create_connection,
+        **options: Any,
     ) -> None:
         """Create a producer and start its sender thread (no connection is made yet).
 
-        ``enable_idempotence``: None (the default) turns it on unless acks,
-        retries or max in-flight forbid it; True insists and raises
-        ValueError on a conflict. ``max_block_ms`` bounds how long ``send``
-        waits for metadata or buffer memory. ``transactional_id`` makes the
-        producer transactional (then idempotence is required, and acks must
-        be all); ``transaction_timeout_ms`` is how long the coordinator lets
-        a transaction stay open before aborting it. ``clock``, ``time_ms``,
-        ``rng`` and ``socket_factory`` are for tests.
+        ``options`` are its settings (``acks``, ``linger_ms``, ``transactional_id``, ...), as
+        :class:`~spate.client.producer.producer_config.ProducerConfig` names, defaults and checks them.
+        ``partitioner`` picks the partition of a record sent without one (default: Kafka's).
+        ``clock``, ``time_ms``, ``rng`` and ``socket_factory`` are for tests.
         """
-        self._acks = parse_acks(acks)
-        if transactional_id is not None:
-            if not transactional_id:
-                raise ValueError("transactional_id must not be empty")
-            if enable_idempotence is False:
-                raise ValueError("a transactional producer is idempotent: enable_idempotence cannot be False")
-            enable_idempotence = True
-        compression = parse_compression(compression_type)
-        if max_in_flight_requests_per_connection < 1:
-            raise ValueError("max_in_flight_requests_per_connection must be at least 1")
-        if retries < 0:
-            raise ValueError(f"retries must not be negative, not {retries}")
-        if delivery_timeout_ms < linger_ms + request_timeout_ms:
-            raise ValueError("delivery_timeout_ms must be at least linger_ms + request_timeout_ms")
-        conflicts = [
-            reason
-            for reason, bad in (
-                ("acks must be 'all'", self._acks != -1),
-                ("retries must be above 0", retries == 0),
-                (f"max_in_flight_requests_per_connection must be at most {MAX_IN_FLIGHT_FOR_IDEMPOTENCE}",
-                 max_in_flight_requests_per_connection > MAX_IN_FLIGHT_FOR_IDEMPOTENCE),
-            )
-            if bad
-        ]
-        if enable_idempotence and conflicts:
-            raise ValueError("enable_idempotence=True needs: " + "; ".join(conflicts))
-        self.idempotent = not conflicts if enable_idempotence is None else enable_idempotence
-        self._max_block = max_block_ms / 1000
-        self._max_request_size = max_request_size
-        self._buffer_memory = buffer_memory
+        self._config = config = ProducerConfig.from_options("Producer", options)
+        self.idempotent = config.idempotent
         self._clock = clock
         self._time_ms = time_ms
         rng = rng or random.Random()
-        config = ClientConfig(
-            client_id=client_id,
-            connect_timeout_ms=connect_timeout_ms,
-            request_timeout_ms=request_timeout_ms,
-            retry_backoff_ms=retry_backoff_ms,
-            retry_backoff_max_ms=retry_backoff_max_ms,
-            metadata_max_age_ms=metadata_max_age_ms,
-        )
-        self._network = NetworkClient(
-            bootstrap_servers, config, clock=clock, rng=rng, socket_factory=socket_factory,
-            allow_auto_topic_creation=True,
-        )
-        self._metadata = self._network.metadata
+        self._connect(bootstrap_servers, rng, socket_factory)
         self._partitioner: Partitioner = partitioner or DefaultPartitioner(rng)
         self._accumulator = RecordAccumulator(
-            batch_size=batch_size,
-            linger=linger_ms / 1000,
-            compression=compression,
-            delivery_timeout=delivery_timeout_ms / 1000,
+            batch_size=config.batch_size,
+            linger=config.linger,
+            compression=config.compression,
+            delivery_timeout=config.delivery_timeout,
         )
-        self._no_linger = linger_ms <= 0
+        # Settings send() reads for every record, as plain attributes.
+        self._max_block = config.max_block
+        self._max_request_size = config.max_request_size
+        self._no_linger = config.linger_ms <= 0
         self._lock = threading.Lock()
-        self._batch_done = threading.Condition(self._lock)
-        # Incomplete batches and the buffer memory each one holds.
-        self._incomplete: dict[ProducerBatch, int] = {}
-        self._buffered = 0
+        self._memory = BufferMemory(config.buffer_memory, self._lock, clock)
         self._closed = False
         self._fatal: BaseException | None = None
         self._transactions = (
-            TransactionManager(transactional_id, transaction_timeout_ms) if self.idempotent else None
+            TransactionManager(config.transactional_id, config.transaction_timeout_ms) if self.idempotent else None
         )
         # The manager when transactional: send() checks every record against the transaction.
         self._transactional = (
             self._transactions if self._transactions is not None and self._transactions.is_transactional else None
         )
-        # topic -> (metadata snapshot, partition count, partitions with a leader), read from that
-        # snapshot: send() looks a topic up once per snapshot, not once per record.
-        self._topics: dict[str, tuple[ClusterSnapshot, int, tuple[int, ...]]] = {}
         # Set by prepare_handoff: close() then leaves the open transaction to its new owner.
         self._handed_off = False
-        self._sender = Sender(
+        self._sender = self._start_sender(rng)
+
+    def _start_sender(self, rng: random.Random) -> Sender:
+        config = self._config
+        sender = Sender(
             network=self._network,
             accumulator=self._accumulator,
             lock=self._lock,
             partitioner=self._partitioner,
             transactions=self._transactions,
-            acks=self._acks,
-            request_timeout_ms=request_timeout_ms,
-            max_request_size=max_request_size,
-            max_in_flight=max_in_flight_requests_per_connection,
-            retries=retries,
-            backoff=Backoff(retry_backoff_ms, retry_backoff_max_ms, rng),
+            config=config,
+            backoff=Backoff(config.retry_backoff_ms, config.retry_backoff_max_ms, rng),
             on_batch_done=self._on_batch_done,
             on_fatal_error=self._on_fatal_error,
-            clock=clock,
+            clock=self._clock,
         )
-        self._sender.start()
+        sender.start()
+        return sender
+
+    def _connect(self, bootstrap_servers: str | Sequence[str], rng: random.Random, socket_factory: SocketFactory) -> None:
+        """The network client, and the producer's view of the metadata it keeps."""
+        self._network = NetworkClient(
+            bootstrap_servers, self._config, clock=self._clock, rng=rng, socket_factory=socket_factory,
+            allow_auto_topic_creation=True,
+        )
+        self._metadata = self._network.metadata
+        self._producer_metadata = ProducerMetadata(
+            self._metadata,
+            wakeup=self._network.wakeup,
+            check_usable=self._check_still_usable,
+            max_block=self._config.max_block,
+            clock=self._clock,
+        )
+        # The same dict: send() reads it without a call per record.
+        self._topics = self._producer_metadata.topics
 
     # --- sending ----------------------------------------------------------------------------------
 
@@ -259,60 +182,43 @@ class Producer:
         metadata is unknown or the buffer memory is used up, then raises
         KafkaTimeoutError.
         """
-        if self._closed:
-            raise ClientClosedError("send() after the producer was closed")
-        if self._fatal is not None:
-            raise self._fatal
-        if partition is not None and partition < 0:
-            raise ValueError(f"partition must not be negative, not {partition}")
+        # The hot path, run once per record: the common case stays inline (a call costs
+        # measurable time here), and every rare case is a call.
+        if self._closed or self._fatal is not None or (partition is not None and partition < 0):
+            self._refuse_send(partition)
         txn = self._transactional
         if txn is not None:
-            if self._handed_off:
-                raise InvalidTxnStateError("send() after prepare_handoff(): the transaction belongs to its new owner")
-            txn.check_send(None)
+            self._check_transactional_send(txn)
         if value is not None and type(value) is not bytes:
-            value = _as_bytes(value, "value")
+            value = as_bytes(value, "value")
         if key is not None and type(key) is not bytes:
-            key = _as_bytes(key, "key")
-        record_headers = _as_headers(headers) if headers else ()
+            key = as_bytes(key, "key")
+        record_headers = as_headers(headers) if headers else ()
         stamp = self._time_ms() if timestamp is None else int(timestamp)
-        snapshot = self._metadata.snapshot
         known = self._topics.get(topic)
-        if known is not None and known[0] is snapshot:
+        if known is not None and known[0] is self._metadata.snapshot:
             _, count, available = known
         else:
-            count = snapshot.partition_count(topic)
-            available = snapshot.available_partitions(topic)
-            if count is not None:
-                self._topics[topic] = (snapshot, count, available)
+            count, available = self._producer_metadata.lookup(topic)
         deadline = None
         if count is None or (partition is not None and partition >= count):
             deadline = self._clock() + self._max_block
-            snapshot, count = self._wait_for_partitions(topic, partition, deadline)
+            snapshot, count = self._producer_metadata.wait_for_partitions(topic, partition, deadline)
             available = snapshot.available_partitions(topic)
-
-        size = _RECORD_OVERHEAD + (len(key) if key is not None else 0) + (len(value) if value is not None else 0)
+        size = RECORD_OVERHEAD + (len(key) if key is not None else 0) + (len(value) if value is not None else 0)
         if record_headers:
-            size += sum(len(name) + len(header or b"") + 10 for name, header in record_headers)
+            size += headers_size(record_headers)
         if size > self._max_request_size:
-            error = KafkaError(
-                ErrorCode.MESSAGE_TOO_LARGE,
-                f"a {size}-byte record exceeds max_request_size ({self._max_request_size} bytes)",
-            )
-            if txn is not None:
-                txn.send_failed(error)  # the transaction would commit without this record
-            refused = ProduceResult(topic, -1 if partition is None else partition)
-            if on_delivery is not None:
-                refused.add_callback(0, on_delivery)
-            refused.fail(error)
-            return FutureRecordMetadata(refused, 0)
+            return self._refuse_oversized(topic, partition, size, on_delivery)
 
         # acquire/release rather than ``with``: a third of the cost on this path.
         lock = self._lock
+        memory = self._memory
         lock.acquire()
         try:
-            if self._buffered >= self._buffer_memory:
-                self._wait_for_memory(self._clock() + self._max_block if deadline is None else deadline)
+            if memory.used >= memory.limit:
+                deadline = self._clock() + self._max_block if deadline is None else deadline
+                memory.wait_for_room(deadline, self._max_block, self._check_not_failed)
             if partition is None:
                 partition = self._partitioner.partition(topic, key, count, available)
             if txn is not None:
@@ -324,9 +230,7 @@ class Producer:
             if on_delivery is not None:
                 batch.result.add_callback_unlocked(index, on_delivery)
             if new_batch:
-                reserved = max(self._accumulator.batch_size, batch.size_in_bytes)
-                self._incomplete[batch] = reserved
-                self._buffered += reserved
+                memory.reserve(batch, max(self._accumulator.batch_size, batch.size_in_bytes))
             if batch_closed:
                 self._partitioner.batch_closed(topic, partition, count, available)
         finally:
@@ -340,46 +244,44 @@ class Producer:
             self._network.wakeup()
         return FutureRecordMetadata(batch.result, index)
 
-    def _wait_for_partitions(
-        self, topic: str, partition: int | None, deadline: float
-    ) -> tuple[ClusterSnapshot, int]:
-        """Block until metadata knows ``topic`` (and ``partition``) or the deadline passes."""
-        self._metadata.add_topics([topic])
-        while True:
-            snapshot = self._metadata.snapshot
-            count = snapshot.partition_count(topic)
-            if count is not None and (partition is None or partition < count):
-                return snapshot, count
-            error = snapshot.topic_errors.get(topic)
-            if error in _FATAL_TOPIC_ERRORS:
-                raise KafkaError(error, f"cannot produce to topic {topic!r}")
-            if self._fatal is not None:
-                raise self._fatal
-            if self._closed:
-                raise ClientClosedError("the producer was closed while waiting for metadata")
-            remaining = deadline - self._clock()
-            if remaining <= 0:
-                wanted = f"partition {partition} of topic {topic!r}" if partition is not None else f"topic {topic!r}"
-                why = f" (the broker answers {error.name})" if error is not None else ""
-                if count is not None:
-                    why = f" (the topic has {count} partitions)"
-                raise KafkaTimeoutError(f"{wanted} not present in metadata after {self._max_block * 1000:.0f} ms{why}")
-            seen = self._metadata.version
-            self._metadata.request_update()
-            self._network.wakeup()
-            self._metadata.wait_for_change(seen, min(remaining, 0.5))
+    def _refuse_send(self, partition: int | None) -> None:
+        if self._closed:
+            raise ClientClosedError("send() after the producer was closed")
+        if self._fatal is not None:
+            raise self._fatal
+        raise ValueError(f"partition must not be negative, not {partition}")
 
-    def _wait_for_memory(self, deadline: float) -> None:
-        """Called with the lock held; releases it while waiting for batches to complete."""
-        while self._buffered >= self._buffer_memory:
-            remaining = deadline - self._clock()
-            if remaining <= 0:
-                raise KafkaTimeoutError(
-                    f"buffer_memory ({self._buffer_memory} bytes) stayed full for {self._max_block * 1000:.0f} ms"
-                )
-            self._batch_done.wait(remaining)
-            if self._fatal is not None:
-                raise self._fatal
+    def _check_transactional_send(self, txn: TransactionManager) -> None:
+        if self._handed_off:
+            raise InvalidTxnStateError("send() after prepare_handoff(): the transaction belongs to its new owner")
+        txn.check_send(None)
+
+    def _refuse_oversized(
+        self, topic: str, partition: int | None, size: int, on_delivery: DeliveryCallback | None
+    ) -> FutureRecordMetadata:
+        """A future already failed with MESSAGE_TOO_LARGE; the record is not queued."""
+        error = KafkaError(
+            ErrorCode.MESSAGE_TOO_LARGE,
+            f"a {size}-byte record exceeds max_request_size ({self._max_request_size} bytes)",
+        )
+        if self._transactional is not None:
+            self._transactional.send_failed(error)  # the transaction would commit without this record
+        refused = ProduceResult(topic, -1 if partition is None else partition)
+        if on_delivery is not None:
+            refused.add_callback(0, on_delivery)
+        refused.fail(error)
+        return FutureRecordMetadata(refused, 0)
+
+    def _check_still_usable(self) -> None:
+        """Raised from waits: the producer failed or was closed meanwhile."""
+        if self._fatal is not None:
+            raise self._fatal
+        if self._closed:
+            raise ClientClosedError("the producer was closed while waiting for metadata")
+
+    def _check_not_failed(self) -> None:
+        if self._fatal is not None:
+            raise self._fatal
 
     # --- flush ------------------------------------------------------------------------------------
 
@@ -389,12 +291,11 @@ class Producer:
         Raises KafkaTimeoutError when the timeout passes first.
         """
         with self._lock:
-            pending = list(self._incomplete)
+            pending = self._memory.incomplete()
             self._accumulator.begin_flush()
         self._network.wakeup()
         try:
-            with self._batch_done:
-                finished = self._batch_done.wait_for(lambda: all(batch.done for batch in pending), timeout)
+            finished = self._memory.wait_until_done(pending, timeout)
         finally:
             with self._lock:
                 self._accumulator.end_flush()
@@ -435,12 +336,7 @@ class Producer:
         group = group_id if isinstance(group_id, str) else group_id.group_id
         if not group:
             raise ValueError("send_offsets_to_transaction needs a group id")
-        committed: dict[TopicPartition, OffsetAndMetadata] = {}
-        for tp, value in offsets.items():
-            entry = value if isinstance(value, OffsetAndMetadata) else OffsetAndMetadata(int(value))
-            if entry.offset < 0:
-                raise ValueError(f"cannot commit negative offset {entry.offset} for {tp}")
-            committed[tp] = entry
+        committed = offsets_to_commit(offsets)
         if not committed:
             return
         self._await(txn.begin_send_offsets(committed, group), timeout_ms, "send_offsets_to_transaction")
@@ -505,7 +401,7 @@ class Producer:
         txn = self._transaction_manager("prepare_handoff", after_handoff=True)
         if self._handed_off:
             return self.transaction_identity()
-        timeout = self._max_block if timeout_ms is None else max(0.0, timeout_ms) / 1000
+        timeout = timeout_seconds(timeout_ms, self._max_block)
         txn.check_open("prepare_handoff")
         self.flush(timeout)
         txn.check_open("prepare_handoff")
@@ -527,7 +423,7 @@ class Producer:
 
     def _await(self, result: Future[None], timeout_ms: float | None, call: str) -> None:
         self._network.wakeup()
-        timeout = self._max_block if timeout_ms is None else max(0.0, timeout_ms) / 1000
+        timeout = timeout_seconds(timeout_ms, self._max_block)
         try:
             result.result(timeout)
         except TimeoutError:
@@ -572,10 +468,9 @@ class Producer:
 
     def partitions_for(self, topic: str) -> list[int]:
         """The topic's partition numbers, waiting up to ``max_block_ms`` for its metadata."""
-        snapshot = self._metadata.snapshot
-        count = snapshot.partition_count(topic)
+        count = self._metadata.snapshot.partition_count(topic)
         if count is None:
-            _, count = self._wait_for_partitions(topic, None, self._clock() + self._max_block)
+            _, count = self._producer_metadata.wait_for_partitions(topic, None, self._clock() + self._max_block)
         return list(range(count))
 
     @property
@@ -585,12 +480,8 @@ class Producer:
     # --- sender callbacks -------------------------------------------------------------------------
 
     def _on_batch_done(self, batch: ProducerBatch) -> None:
-        with self._lock:
-            reserved = self._incomplete.pop(batch, 0)
-            self._buffered -= reserved
-            self._batch_done.notify_all()
+        self._memory.release(batch)
 
     def _on_fatal_error(self, error: BaseException) -> None:
         self._fatal = error
-        with self._lock:
-            self._batch_done.notify_all()
+        self._memory.wake_waiters()

@@ -25,7 +25,8 @@ Response handling, per batch:
 
 A transactional producer's requests to its coordinators (FindCoordinator,
 InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit,
-EndTxn) go out from the same loop, one at a time, ahead of produce data;
+EndTxn) go out from the same loop, one at a time, ahead of produce data, in
+the order ``txn_request_queue.py`` decides;
 while the transaction is being aborted, batches not yet sent are failed
 instead of sent.
 """
@@ -36,7 +37,7 @@ import logging
 import math
 import threading
 import time
-from typing import Any, Callable
+from typing import Callable
 
 from spate.client.errors import (
     BrokerUnavailableError,
@@ -47,35 +48,24 @@ from spate.client.errors import (
     is_retriable,
 )
 from spate.client.net.connection import InFlightRequest
+from spate.client.net.metadata import LEADER_MOVED_ERRORS
 from spate.client.net.network_client import NetworkClient
 from spate.client.net.retry import Backoff
 from spate.client.producer.accumulator import RecordAccumulator
 from spate.client.producer.batch import ProducerBatch
 from spate.client.producer.partitioner import Partitioner
+from spate.client.producer.producer_config import ProducerConfig
+from spate.client.producer.producer_id import ProducerIdFetcher
 from spate.client.producer.transaction_manager import TransactionManager
-from spate.client.producer.txn_requests import TxnRequest
+from spate.client.producer.txn_request_queue import TxnRequestQueue, TxnRequestSender
 from spate.protocol import ApiKey, ErrorCode, KafkaError
-from spate.protocol.messages.init_producer_id import InitProducerIdRequest
 from spate.protocol.messages.produce import ProduceRequest
-from spate.structs import TopicPartition
+from spate.structs import TopicPartition, group_by_topic
 
 log = logging.getLogger(__name__)
 
-# Errors after which the partition's leader may have moved.
-_METADATA_ERRORS = frozenset(
-    {
-        ErrorCode.NOT_LEADER_OR_FOLLOWER,
-        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-        ErrorCode.LEADER_NOT_AVAILABLE,
-        ErrorCode.FENCED_LEADER_EPOCH,
-        ErrorCode.UNKNOWN_LEADER_EPOCH,
-        ErrorCode.KAFKA_STORAGE_ERROR,
-    }
-)
 # Idle wait when nothing at all is scheduled; a wakeup cuts it short.
 _IDLE_POLL = 1.0
-# Kafka's transaction.timeout.ms default; brokers ignore it without a transactional id.
-_TRANSACTION_TIMEOUT_MS = 60_000
 
 
 class Sender:
@@ -87,11 +77,7 @@ class Sender:
         lock: threading.Lock,
         partitioner: Partitioner,
         transactions: TransactionManager | None,
-        acks: int,
-        request_timeout_ms: int,
-        max_request_size: int,
-        max_in_flight: int,
-        retries: int,
+        config: ProducerConfig,
         backoff: Backoff,
         on_batch_done: Callable[[ProducerBatch], None],
         on_fatal_error: Callable[[BaseException], None],
@@ -102,11 +88,20 @@ class Sender:
         self.lock = lock
         self.partitioner = partitioner
         self.transactions = transactions
-        self.acks = acks
-        self.request_timeout_ms = request_timeout_ms
-        self.max_request_size = max_request_size
-        self.max_in_flight = max_in_flight
-        self.retries = retries
+        # A transactional producer's requests to its coordinators.
+        self.txn_requests = (
+            TxnRequestQueue(transactions) if transactions is not None and transactions.is_transactional else None
+        )
+        self._txn_sender = (
+            TxnRequestSender(self.txn_requests, network, backoff, on_fatal=self._transaction_failed, clock=clock)
+            if self.txn_requests is not None
+            else None
+        )
+        self.acks: int = config.acks  # type: ignore[assignment]  # parsed by the config
+        self.request_timeout_ms = config.request_timeout_ms
+        self.max_request_size = config.max_request_size
+        self.max_in_flight = config.max_in_flight_requests_per_connection
+        self.retries = config.retries
         self.backoff = backoff
         self.on_batch_done = on_batch_done
         self.on_fatal_error = on_fatal_error
@@ -114,9 +109,15 @@ class Sender:
         self._running = True
         self._forced = False
         self._in_flight_batches = 0
-        self._producer_id_request: InFlightRequest | None = None
-        self._producer_id_attempts = 0
-        self._producer_id_retry_at = 0.0
+        # An idempotent producer's id, when it has no transaction coordinator to get it from.
+        self._producer_id = (
+            ProducerIdFetcher(
+                network, transactions, backoff,
+                request_timeout=config.request_timeout_ms / 1000, on_fatal=self._fatal_error, clock=clock,
+            )
+            if transactions is not None and not transactions.is_transactional
+            else None
+        )
         self._fatal: BaseException | None = None
         self._close_started: float | None = None
         self.thread = threading.Thread(target=self.run, name="spate-producer-sender", daemon=True)
@@ -163,8 +164,8 @@ class Sender:
             queued = self.accumulator.has_batches()
         if queued or self._in_flight_batches > 0:
             return True
-        txn = self.transactions
-        if txn is None or not txn.is_transactional or not txn.is_completing or not txn.has_pending_requests():
+        txn, requests = self.transactions, self.txn_requests
+        if txn is None or requests is None or not txn.is_completing or not requests.has_pending_requests():
             return False
         # Ending a transaction while closing is worth one request timeout, not more:
         # the coordinator aborts an abandoned transaction by itself.
@@ -204,8 +205,8 @@ class Sender:
             if not txn.has_producer_id:
                 self._expire(now)
                 return txn_wait
-        elif txn is not None and not txn.has_producer_id:
-            wait = self._maybe_init_producer_id(now)
+        elif self._producer_id is not None and txn is not None and not txn.has_producer_id:
+            wait = self._producer_id.maybe_send(now)
             self._expire(now)
             return wait
         snapshot = self.network.metadata.snapshot
@@ -220,9 +221,28 @@ class Sender:
         if check.unknown_leader_topics:
             self.network.metadata.add_topics(check.unknown_leader_topics)
             self.network.metadata.request_update()
-        timeout = check.next_check
+        nodes, timeout = self._sendable_nodes(check.nodes, now, check.next_check)
+        with self.lock:
+            drained = self.accumulator.drain(leader_of, nodes, self.max_request_size, now, can_send) if nodes else {}
+            for batches in drained.values():
+                for batch in batches:
+                    tp = batch.topic_partition
+                    count = snapshot.partition_count(tp.topic) or 0
+                    self.partitioner.batch_closed(tp.topic, tp.partition, count, snapshot.available_partitions(tp.topic))
+        self._expire(now)
+        for node, batches in drained.items():
+            self._send_produce(node, batches)
+        # More batches may already be ready behind the ones just sent: look again
+        # right after collecting whatever responses have arrived.
+        return 0.0 if drained else min(timeout, txn_wait)
+
+    def _sendable_nodes(self, ready: set[int], now: float, timeout: float) -> tuple[set[int], float]:
+        """The ready nodes with room for a request and a connection (opened now if need be).
+
+        Returns them with ``timeout`` shortened to the earliest reconnect of the others.
+        """
         nodes = set()
-        for node in check.nodes:
+        for node in ready:
             if self.network.in_flight_count(node) >= self.max_in_flight:
                 continue
             if not self.network.is_connected(node):
@@ -237,19 +257,7 @@ class Sender:
                     timeout = min(timeout, self.network.connect_delay(node, self.clock()))
                     continue
             nodes.add(node)
-        with self.lock:
-            drained = self.accumulator.drain(leader_of, nodes, self.max_request_size, now, can_send) if nodes else {}
-            for batches in drained.values():
-                for batch in batches:
-                    tp = batch.topic_partition
-                    count = snapshot.partition_count(tp.topic) or 0
-                    self.partitioner.batch_closed(tp.topic, tp.partition, count, snapshot.available_partitions(tp.topic))
-        self._expire(now)
-        for node, batches in drained.items():
-            self._send_produce(node, batches)
-        # More batches may already be ready behind the ones just sent: look again
-        # right after collecting whatever responses have arrived.
-        return 0.0 if drained else min(timeout, txn_wait)
+        return nodes, timeout
 
     def _expire(self, now: float) -> None:
         with self.lock:
@@ -267,57 +275,15 @@ class Sender:
     # --- transactions ---------------------------------------------------------------------------
 
     def _maybe_send_txn_request(self, now: float) -> float:
-        """Send the transaction manager's next request if one is due; seconds until one may be."""
-        txn = self.transactions
-        if txn is None or txn.has_request_in_flight:
+        """Send the transaction's next coordinator request if one is due; seconds until one may be."""
+        if self._txn_sender is None:
             return math.inf
         with self.lock:
             incomplete = self.accumulator.has_batches()
-        request, wait = txn.next_request(now, incomplete or self._in_flight_batches > 0)
-        if request is None:
-            return wait
-        address = txn.coordinator_address(request)
-        if address is None:
-            node = self.network.least_loaded_node(now)
-        else:
-            node, host, port = address
-            if self.network.node(node) is None:
-                self.network.register_node(node, host, port)
-        try:
-            if node is None:
-                raise BrokerUnavailableError("no broker can be reached")
-            self.network.send(
-                node,
-                request.api_key,
-                request.body(txn),
-                min_version=request.min_version,
-                context=request,
-                callback=self._on_txn_response,
-            )
-        except ClientError as exc:
-            log.debug("%r not sent: %s", request, exc)
-            txn.on_transport_error(request, exc, self.clock(), self.backoff.delay(request.attempts))
-            self._check_txn_fatal()
-            return 0.0
-        return math.inf
+        return self._txn_sender.maybe_send(now, incomplete or self._in_flight_batches > 0)
 
-    def _on_txn_response(self, sent: InFlightRequest) -> None:
-        txn = self.transactions
-        request: TxnRequest = sent.context
-        if txn is None:
-            return
-        now, backoff = self.clock(), self.backoff.delay(request.attempts)
-        if sent.error is not None:
-            log.debug("%r failed: %s", request, sent.error)
-            txn.on_transport_error(request, sent.error, now, backoff)
-        else:
-            txn.on_response(request, sent.response, now, backoff)
-        self._check_txn_fatal()
-
-    def _check_txn_fatal(self) -> None:
-        txn = self.transactions
-        error = txn.fatal_error if txn is not None else None
-        if error is not None and self._fatal is None:
+    def _transaction_failed(self, error: BaseException) -> None:
+        if self._fatal is None:
             log.warning("transactional producer stopped: %s", error)
             self._fatal_error(error)
 
@@ -328,48 +294,7 @@ class Sender:
         for batch in batches:
             self._give_up(batch, error)
 
-    # --- producer id ------------------------------------------------------------------------------
-
-    def _maybe_init_producer_id(self, now: float) -> float:
-        if self._producer_id_request is not None:
-            return self.request_timeout_ms / 1000
-        if now < self._producer_id_retry_at:
-            return self._producer_id_retry_at - now
-        node = self.network.least_loaded_node(now)
-        if node is None:
-            return self.backoff.delay(0)
-        body = InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=_TRANSACTION_TIMEOUT_MS)
-        try:
-            self._producer_id_request = self.network.send(
-                node, ApiKey.INIT_PRODUCER_ID, body, callback=self._on_producer_id
-            )
-        except ClientError as exc:
-            if not exc.retriable:
-                self._fatal_error(exc)
-                return _IDLE_POLL
-            self._producer_id_retry(exc)
-        return self.backoff.delay(0)
-
-    def _on_producer_id(self, request: InFlightRequest) -> None:
-        self._producer_id_request = None
-        if request.error is not None:
-            self._producer_id_retry(request.error)
-            return
-        body = request.response
-        code = ErrorCode.of(body.error_code)
-        if code == ErrorCode.NONE:
-            if self.transactions is not None:
-                self.transactions.set_producer_id(body.producer_id, body.producer_epoch)
-            self._producer_id_attempts = 0
-        elif code.retriable:
-            self._producer_id_retry(KafkaError(code, "InitProducerId"))
-        else:
-            self._fatal_error(KafkaError(code, "InitProducerId refused; the producer cannot be idempotent"))
-
-    def _producer_id_retry(self, error: BaseException) -> None:
-        log.debug("InitProducerId failed, retrying: %s", error)
-        self._producer_id_retry_at = self.clock() + self.backoff.delay(self._producer_id_attempts)
-        self._producer_id_attempts += 1
+    # --- failing ---------------------------------------------------------------------------------
 
     def _fatal_error(self, error: BaseException) -> None:
         self._fatal = error
@@ -380,18 +305,18 @@ class Sender:
 
     def _send_produce(self, node: int, batches: list[ProducerBatch]) -> None:
         txn = self.transactions
-        topics: dict[str, list[Any]] = {}
+        parts = []
         for batch in batches:
             if txn is not None:
                 txn.assign_sequence(batch)
-            records = batch.encode()
             tp = batch.topic_partition
-            topics.setdefault(tp.topic, []).append(ProduceRequest.PartitionProduceData(index=tp.partition, records=records))
+            parts.append((tp, ProduceRequest.PartitionProduceData(index=tp.partition, records=batch.encode())))
             batch.in_flight = True
             batch.attempts += 1
             if txn is not None:
                 txn.sent(batch)
         self._in_flight_batches += len(batches)
+        topics = group_by_topic(parts, key=lambda part: part[0], value=lambda part: part[1])
         body = ProduceRequest(
             transactional_id=txn.transactional_id if txn is not None else None,
             acks=self.acks,
@@ -450,7 +375,7 @@ class Sender:
         retriable = is_retriable(error) or stale
         if code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER and txn is not None and not txn.is_next_to_acknowledge(batch):
             retriable = True  # an earlier batch of the partition is being retried
-        if code in _METADATA_ERRORS or isinstance(error, NetworkError):
+        if code in LEADER_MOVED_ERRORS or isinstance(error, NetworkError):
             self.network.metadata.request_update()
         expired = now - batch.created_at >= self.accumulator.delivery_timeout
         if retriable and not expired and batch.attempts <= self.retries:

@@ -35,12 +35,11 @@ import logging
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from spate.client.errors import ClientError, KafkaError, KafkaTimeoutError
-from spate.client.net.retry import retry_until
+from spate.client.net.find_coordinator import CoordinatorKey, find_coordinator
 from spate.client.producer.coordinator_client import CoordinatorClient
 from spate.client.producer.open_transaction import OpenTransaction
 from spate.protocol import ApiKey, ErrorCode
 from spate.protocol.messages.end_txn import EndTxnRequest
-from spate.protocol.messages.find_coordinator import KEY_TYPE_TRANSACTION, FindCoordinatorRequest
 
 if TYPE_CHECKING:
     from spate.client.producer.producer import Producer
@@ -115,7 +114,7 @@ class TransactionCompleter(CoordinatorClient):
         verb = "commit" if commit else "abort"
 
         def attempt(deadline: float) -> None:
-            node = self._coordinator(txn.transactional_id, deadline)
+            node = find_coordinator(self._network, CoordinatorKey.transaction(txn.transactional_id), deadline)
             body = EndTxnRequest(
                 transactional_id=txn.transactional_id,
                 producer_id=txn.producer_id,
@@ -129,38 +128,7 @@ class TransactionCompleter(CoordinatorClient):
             # The retriable codes (see the module docstring) are retriable KafkaErrors.
             raise KafkaError(code, f"{verb} the transaction of {txn.transactional_id!r}")
 
-        retry_until(
-            deadline,
-            attempt,
-            self._network.backoff,
-            what=f"{verb} of transactional id {txn.transactional_id!r}",
-            clock=self._clock,
-            sleep=self._sleep,
-            before_retry=lambda _: self._network.metadata.request_update(),
-        )
-
-    def _coordinator(self, transactional_id: str, deadline: float) -> int:
-        node = self._network.least_loaded_node(self._clock())
-        if node is None:
-            raise KafkaError(ErrorCode.NETWORK_EXCEPTION, "no broker reachable")
-        _, response = self._network.request(
-            node,
-            ApiKey.FIND_COORDINATOR,
-            FindCoordinatorRequest(key=transactional_id, key_type=KEY_TYPE_TRANSACTION),
-            deadline=deadline,
-            min_version=1,
-        )
-        code = ErrorCode.of(response.error_code)
-        if code != ErrorCode.NONE:
-            raise KafkaError(code, response.error_message or f"find the coordinator of {transactional_id!r}")
-        if self._network.node(response.node_id) is None:
-            self._network.fetch_metadata([], deadline=deadline)
-            if self._network.node(response.node_id) is None:
-                raise KafkaError(
-                    ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                    f"coordinator {response.node_id} of {transactional_id!r} is not in the cluster metadata",
-                )
-        return int(response.node_id)
+        self._retrier.call(f"{verb} of transactional id {txn.transactional_id!r}", attempt, deadline)
 
 
 def hand_off_transaction(producer: Producer, *, timeout_ms: float = DEFAULT_TIMEOUT_MS) -> OpenTransaction:

@@ -35,8 +35,9 @@ from __future__ import annotations
 
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence, cast
+from typing import Any, Mapping, Sequence
 
+from spate.client.commit_offsets import offsets_to_commit
 from spate.client.errors import (
     BrokerUnavailableError,
     ClientError,
@@ -44,13 +45,13 @@ from spate.client.errors import (
     KafkaTimeoutError,
     TransactionAbortableError,
 )
+from spate.client.net.find_coordinator import CoordinatorKey
 from spate.client.producer.coordinator_client import CoordinatorClient
 from spate.client.producer.open_transaction import OpenTransaction
 from spate.client.producer.transaction_completion import DEFAULT_TIMEOUT_MS
 from spate.client.producer.txn_requests import (
     CONCURRENT_TRANSACTIONS_BACKOFF,
     AddOffsetsToTxn,
-    CoordinatorKey,
     FindCoordinator,
     Outcome,
     TxnRequest,
@@ -88,33 +89,38 @@ class TransactionOffsetsError(KafkaError):
 
 @dataclass
 class _HandedOverTransaction:
-    """What the request handlers of ``txn_requests`` read and report, for a transaction opened elsewhere.
+    """One ``add_offsets`` call: a transaction opened elsewhere, the group, the deadline, the coordinators found.
 
-    The handlers were written against the producer's transaction manager;
-    this holds the same few attributes and callbacks and just records what
-    they report.
+    It is the :class:`~spate.client.producer.txn_requests.TransactionState`
+    the request handlers read the identity from; what they report needs no
+    bookkeeping here, since failures reach the caller through the request's
+    result.
     """
 
-    transactional_id: str
-    producer_id: int
-    producer_epoch: int
+    transaction: OpenTransaction
+    group_id: str
+    deadline: float
     coordinators: dict[CoordinatorKey, tuple[int, str, int]] = field(default_factory=dict)
-    follow_up: TxnRequest | None = None
 
-    def set_coordinator(self, key: CoordinatorKey, node_id: int, host: str, port: int) -> None:
-        self.coordinators[key] = (node_id, host, port)
+    @property
+    def transactional_id(self) -> str:
+        return self.transaction.transactional_id
 
-    def offsets_added(self, commit: TxnRequest) -> None:
-        self.follow_up = commit
+    @property
+    def producer_id(self) -> int:
+        return self.transaction.producer_id
 
-    # Failures reach the caller through the request's result; nothing else to update.
+    @property
+    def producer_epoch(self) -> int:
+        return self.transaction.producer_epoch
+
+    def offsets_added(self) -> None:
+        pass
+
     def fatal(self, error: BaseException) -> None:
         pass
 
     def abortable(self, error: BaseException) -> None:
-        pass
-
-    def fail_waiting_for(self, key: CoordinatorKey, error: BaseException) -> None:
         pass
 
 
@@ -137,80 +143,71 @@ class TransactionOffsetsWriter(CoordinatorClient):
         when the transaction commits. Raises TransactionOffsetsError when a
         coordinator refuses, KafkaTimeoutError when ``timeout_ms`` passes first.
         """
-        committed = _checked_offsets(group_id, offsets)
+        if not group_id:
+            raise ValueError("adding offsets to a transaction needs a group id")
+        committed = offsets_to_commit(offsets, f" to group {group_id!r}")
         if not committed:
             return
-        deadline = self._clock() + timeout_ms / 1000
-        view = _HandedOverTransaction(transaction.transactional_id, transaction.producer_id, transaction.producer_epoch)
+        call = _HandedOverTransaction(transaction, group_id, self._clock() + timeout_ms / 1000)
         add = AddOffsetsToTxn(Future(), CoordinatorKey.transaction(transaction.transactional_id), group_id, committed)
-        self._run(add, view, deadline, transaction, group_id)
-        if view.follow_up is None:  # AddOffsetsToTxn succeeded, so its handler queued the commit
+        self._run(add, call)
+        if add.follow_up is None:  # AddOffsetsToTxn succeeded, so its handler made the commit
             raise RuntimeError("AddOffsetsToTxn was accepted but no TxnOffsetCommit followed")
-        self._run(view.follow_up, view, deadline, transaction, group_id)
+        self._run(add.follow_up, call)
 
     # --- running one request to completion ---------------------------------------------------------
 
-    def _run(
-        self,
-        request: TxnRequest,
-        view: _HandedOverTransaction,
-        deadline: float,
-        transaction: OpenTransaction,
-        group_id: str,
-    ) -> None:
-        manager = cast(Any, view)  # the handlers type their state as the producer's transaction manager
+    def _run(self, request: TxnRequest, call: _HandedOverTransaction) -> None:
+        """Send ``request`` until its handler is done with it (its own retry rules: see ``txn_requests``)."""
         last_problem = "no answer yet"
         while True:
-            node = self._node_for(request, view, deadline, transaction, group_id)
+            node = self._node_for(request, call)
             try:
                 if node is None:
                     raise BrokerUnavailableError("no broker can be reached")
                 _, body = self._network.request(
-                    node, request.api_key, request.body(manager), deadline=deadline, min_version=request.min_version
+                    node, request.api_key, request.body(call), deadline=call.deadline, min_version=request.min_version
                 )
             except (ClientError, KafkaError) as exc:
                 last_problem = str(exc)
-                outcome = request.on_transport_error(manager, exc)
+                outcome = request.on_transport_error(call, exc)
             else:
                 last_problem = _describe_answer(body)
-                outcome = request.on_response(manager, body)
+                outcome = request.on_response(call, body)
             request.attempts += 1
             if outcome is Outcome.DONE:
                 break
             if outcome is Outcome.FIND_COORDINATOR and request.coordinator is not None:
-                view.coordinators.pop(request.coordinator, None)
+                call.coordinators.pop(request.coordinator, None)
                 self._network.metadata.request_update()
             pause = (
                 CONCURRENT_TRANSACTIONS_BACKOFF
                 if outcome is Outcome.RETRY_SOON
                 else self._network.backoff.delay(request.attempts - 1)
             )
-            if self._clock() + pause >= deadline:
+            if self._clock() + pause >= call.deadline:
                 raise KafkaTimeoutError(
-                    f"{request.api_key.name} for group {group_id!r} in the transaction of "
-                    f"{transaction.transactional_id!r} did not complete before its timeout: last answer: {last_problem}"
+                    f"{request.api_key.name} for group {call.group_id!r} in the transaction of "
+                    f"{call.transactional_id!r} did not complete before its timeout: last answer: {last_problem}"
                 )
             self._sleep(pause)
         # An accepted AddOffsetsToTxn leaves its result to the TxnOffsetCommit it queued: not done yet.
         error = request.result.exception() if request.result.done() else None
         if error is not None:
-            raise _refusal(error, transaction, group_id)
+            raise _refusal(error, call.transaction, call.group_id)
 
-    def _node_for(
-        self,
-        request: TxnRequest,
-        view: _HandedOverTransaction,
-        deadline: float,
-        transaction: OpenTransaction,
-        group_id: str,
-    ) -> int | None:
+    def _node_for(self, request: TxnRequest, call: _HandedOverTransaction) -> int | None:
         """The node to send ``request`` to, looking its coordinator up first if needed; None: none reachable."""
         key = request.coordinator
         if key is None:
             return self._network.least_loaded_node(self._clock())
-        if key not in view.coordinators:
-            self._run(FindCoordinator(key), view, deadline, transaction, group_id)
-        node_id, host, port = view.coordinators[key]
+        if key not in call.coordinators:
+            finder = FindCoordinator(key)
+            self._run(finder, call)
+            if finder.address is None:  # _run returns only after a lookup that succeeded
+                raise RuntimeError(f"FindCoordinator for the {key} succeeded without an address")
+            call.coordinators[key] = finder.address
+        node_id, host, port = call.coordinators[key]
         if self._network.node(node_id) is None:
             self._network.register_node(node_id, host, port)
         return node_id
@@ -233,20 +230,6 @@ def add_offsets_to_open_transaction(
 
 
 # --- helpers --------------------------------------------------------------------------------------
-
-
-def _checked_offsets(
-    group_id: str, offsets: Mapping[TopicPartition, int | OffsetAndMetadata]
-) -> dict[TopicPartition, OffsetAndMetadata]:
-    if not group_id:
-        raise ValueError("adding offsets to a transaction needs a group id")
-    committed: dict[TopicPartition, OffsetAndMetadata] = {}
-    for tp, value in offsets.items():
-        entry = value if isinstance(value, OffsetAndMetadata) else OffsetAndMetadata(int(value))
-        if entry.offset < 0:
-            raise ValueError(f"cannot commit negative offset {entry.offset} for {tp} to group {group_id!r}")
-        committed[tp] = entry
-    return committed
 
 
 def _describe_answer(body: Any) -> str:

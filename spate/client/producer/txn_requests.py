@@ -1,10 +1,14 @@
 """The requests a transactional producer sends to coordinators, and what each answer means.
 
 Each request is a small handler: ``body`` builds the request from the
-transaction manager's state when it is sent (so a retry carries the current
-producer epoch), and ``on_response`` reads the answer, updates the manager
-and says what happens next (:class:`Outcome`). The sender thread sends one
-handler at a time, in priority order:
+transaction's state when it is sent (so a retry carries the current
+producer epoch), and ``on_response`` reads the answer, reports it to the
+transaction (:class:`TransactionState`, the producer's transaction manager
+or a transaction handed over from another process) and says what happens
+next (:class:`Outcome`). What only the runner of the handlers keeps is left
+on the handler for it to collect: the address a FindCoordinator found, and
+the request that follows an accepted one (``follow_up``). The request queue
+(``txn_request_queue.py``) sends one handler at a time, in priority order:
 
     FindCoordinator (0) < InitProducerId (1) < AddPartitionsToTxn, AddOffsetsToTxn,
     TxnOffsetCommit (2) < EndTxn (3)
@@ -13,17 +17,16 @@ Errors fall in three kinds, as in Kafka's producer: retriable (the
 coordinator moved or is loading, CONCURRENT_TRANSACTIONS: send again),
 abortable (this transaction cannot commit, the producer can abort and go on)
 and fatal (fenced, or the coordinator refuses the producer: only ``close``
-is left). The manager applies the last two (``abortable``/``fatal``).
+is left). The transaction applies the last two (``abortable``/``fatal``).
 """
 
 from __future__ import annotations
 
 import enum
-from collections import defaultdict
 from concurrent.futures import Future
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Protocol
 
+from spate.client.commit_offsets import committed_partitions, partition_error_codes
 from spate.client.errors import (
     ClientError,
     InvalidTxnStateError,
@@ -31,18 +34,15 @@ from spate.client.errors import (
     TransactionAbortableError,
     is_retriable,
 )
+from spate.client.net.find_coordinator import CoordinatorKey
 from spate.protocol import ApiKey, ErrorCode, KafkaError
 from spate.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
 from spate.protocol.messages.add_partitions_to_txn import AddPartitionsToTxnRequest
 from spate.protocol.messages.end_txn import EndTxnRequest
-from spate.protocol.messages.find_coordinator import (
-    KEY_TYPE_GROUP,
-    KEY_TYPE_TRANSACTION,
-    FindCoordinatorRequest,
-)
+from spate.protocol.messages.find_coordinator import FindCoordinatorRequest
 from spate.protocol.messages.init_producer_id import InitProducerIdRequest
 from spate.protocol.messages.txn_offset_commit import TxnOffsetCommitRequest
-from spate.structs import OffsetAndMetadata, TopicPartition
+from spate.structs import OffsetAndMetadata, TopicPartition, group_by_topic
 
 if TYPE_CHECKING:
     from spate.client.producer.transaction_manager import TransactionManager
@@ -77,30 +77,18 @@ class Outcome(enum.Enum):
     FIND_COORDINATOR = "find coordinator"  # the coordinator moved: look it up, then send again
 
 
-@dataclass(frozen=True, slots=True)
-class CoordinatorKey:
-    """Which coordinator a request goes to: a transactional id's or a group's."""
+class TransactionState(Protocol):
+    """What every handler reads and reports; the producer's own handlers need its whole TransactionManager."""
 
-    key_type: int
-    key: str
+    transactional_id: str | None
+    producer_id: int
+    producer_epoch: int
 
-    @classmethod
-    def transaction(cls, transactional_id: str) -> CoordinatorKey:
-        return cls(KEY_TYPE_TRANSACTION, transactional_id)
+    def offsets_added(self) -> None: ...
 
-    @classmethod
-    def group(cls, group_id: str) -> CoordinatorKey:
-        return cls(KEY_TYPE_GROUP, group_id)
+    def abortable(self, error: BaseException) -> None: ...
 
-    def __str__(self) -> str:
-        kind = "transaction" if self.key_type == KEY_TYPE_TRANSACTION else "group"
-        return f"{kind} coordinator of {self.key!r}"
-
-
-def fenced_error(code: ErrorCode, what: str) -> ProducerFencedError:
-    return ProducerFencedError(
-        f"{what}: another producer with the same transactional id has taken over (its epoch is newer)", code
-    )
+    def fatal(self, error: BaseException) -> None: ...
 
 
 class TxnRequest:
@@ -119,18 +107,20 @@ class TxnRequest:
         self.attempts = 0
         # (priority, arrival): set when first queued, kept across retries.
         self.order: tuple[int, int] | None = None
+        # The request that goes next once this one is done (set by an accepted AddOffsetsToTxn).
+        self.follow_up: TxnRequest | None = None
 
     @property
     def is_end_txn(self) -> bool:
         return False
 
-    def body(self, txn: TransactionManager) -> Any:
+    def body(self, txn: TransactionState) -> Any:
         raise NotImplementedError
 
-    def on_response(self, txn: TransactionManager, body: Any) -> Outcome:
+    def on_response(self, txn: TransactionState, body: Any) -> Outcome:
         raise NotImplementedError
 
-    def on_transport_error(self, txn: TransactionManager, error: BaseException) -> Outcome:
+    def on_transport_error(self, txn: TransactionState, error: BaseException) -> Outcome:
         """The request got no answer (lost connection, timeout) or could not be sent."""
         if is_retriable(error):
             return Outcome.FIND_COORDINATOR if self.coordinator is not None else Outcome.RETRY
@@ -139,7 +129,7 @@ class TxnRequest:
 
     # --- shared answers -----------------------------------------------------------------------
 
-    def common(self, txn: TransactionManager, code: ErrorCode, what: str) -> Outcome | None:
+    def common(self, txn: TransactionState, code: ErrorCode, what: str) -> Outcome | None:
         """The outcome for answers every coordinator request treats alike; None for the rest."""
         if code in _COORDINATOR_MOVED:
             return Outcome.FIND_COORDINATOR
@@ -148,7 +138,7 @@ class TxnRequest:
         if code == E.CONCURRENT_TRANSACTIONS:
             return Outcome.RETRY_SOON
         if code in _FENCED:
-            self.fail_fatal(txn, fenced_error(code, what))
+            self.fail_fatal(txn, ProducerFencedError.taken_over(code, what))
             return Outcome.DONE
         if code in _FATAL:
             error: KafkaError = InvalidTxnStateError(what) if code == E.INVALID_TXN_STATE else KafkaError(code, what)
@@ -156,7 +146,7 @@ class TxnRequest:
             return Outcome.DONE
         return None
 
-    def refused(self, txn: TransactionManager, code: ErrorCode, what: str) -> Outcome:
+    def refused(self, txn: TransactionState, code: ErrorCode, what: str) -> Outcome:
         """The outcome of an error code in a single-code answer: a shared one's, else this request fails."""
         outcome = self.common(txn, code, what)
         if outcome is None:
@@ -164,7 +154,7 @@ class TxnRequest:
             outcome = Outcome.DONE
         return outcome
 
-    def fail_request(self, txn: TransactionManager, error: BaseException) -> None:
+    def fail_request(self, txn: TransactionState, error: BaseException) -> None:
         if self.failure_is_fatal:
             self.fail_fatal(txn, error)
         else:
@@ -178,11 +168,11 @@ class TxnRequest:
         if not self.result.done():
             self.result.set_exception(error)
 
-    def fail_fatal(self, txn: TransactionManager, error: BaseException) -> None:
+    def fail_fatal(self, txn: TransactionState, error: BaseException) -> None:
         txn.fatal(error)
         self.fail(error)
 
-    def fail_abortable(self, txn: TransactionManager, error: BaseException) -> None:
+    def fail_abortable(self, txn: TransactionState, error: BaseException) -> None:
         abortable = TransactionAbortableError(f"the transaction must be aborted: {error}")
         abortable.__cause__ = error
         txn.abortable(abortable)
@@ -200,14 +190,17 @@ class FindCoordinator(TxnRequest):
     def __init__(self, target: CoordinatorKey) -> None:
         super().__init__(None, None)
         self.target = target
+        # Node id, host and port of the coordinator once found. When the lookup fails for good the
+        # result holds the error, for the runner to fail the requests that were waiting for it.
+        self.address: tuple[int, str, int] | None = None
 
-    def body(self, txn: TransactionManager) -> Any:
+    def body(self, txn: TransactionState) -> Any:
         return FindCoordinatorRequest(key=self.target.key, key_type=self.target.key_type)
 
-    def on_response(self, txn: TransactionManager, body: Any) -> Outcome:
+    def on_response(self, txn: TransactionState, body: Any) -> Outcome:
         code = ErrorCode.of(body.error_code)
         if code == E.NONE:
-            txn.set_coordinator(self.target, body.node_id, body.host, body.port)
+            self.address = (body.node_id, body.host, body.port)
             self.succeed()
             return Outcome.DONE
         if code.retriable:
@@ -216,14 +209,12 @@ class FindCoordinator(TxnRequest):
         if code in (E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, E.CLUSTER_AUTHORIZATION_FAILED):
             self.fail_fatal(txn, error)
         else:
-            txn.fail_waiting_for(self.target, error)
             self.fail(error)
         return Outcome.DONE
 
-    def on_transport_error(self, txn: TransactionManager, error: BaseException) -> Outcome:
+    def on_transport_error(self, txn: TransactionState, error: BaseException) -> Outcome:
         if is_retriable(error):
             return Outcome.RETRY
-        txn.fail_waiting_for(self.target, error)
         self.fail(error)
         return Outcome.DONE
 
@@ -255,10 +246,8 @@ class AddPartitionsToTxn(TxnRequest):
         super().__init__(None, coordinator)
         self.partitions = set(partitions)
 
-    def body(self, txn: TransactionManager) -> Any:
-        by_topic: dict[str, list[int]] = defaultdict(list)
-        for tp in sorted(self.partitions):
-            by_topic[tp.topic].append(tp.partition)
+    def body(self, txn: TransactionState) -> Any:
+        by_topic = group_by_topic(sorted(self.partitions), value=lambda tp: tp.partition)
         return AddPartitionsToTxnRequest(
             v3_and_below_transactional_id=txn.transactional_id,
             v3_and_below_producer_id=txn.producer_id,
@@ -332,7 +321,7 @@ class _GroupOffsetsRequest(TxnRequest):
 class AddOffsetsToTxn(_GroupOffsetsRequest):
     api_key = ApiKey.ADD_OFFSETS_TO_TXN
 
-    def body(self, txn: TransactionManager) -> Any:
+    def body(self, txn: TransactionState) -> Any:
         return AddOffsetsToTxnRequest(
             transactional_id=txn.transactional_id,
             producer_id=txn.producer_id,
@@ -340,11 +329,12 @@ class AddOffsetsToTxn(_GroupOffsetsRequest):
             group_id=self.group_id,
         )
 
-    def on_response(self, txn: TransactionManager, body: Any) -> Outcome:
+    def on_response(self, txn: TransactionState, body: Any) -> Outcome:
         code = ErrorCode.of(body.error_code)
         if code == E.NONE:
             # The offsets themselves go to the group's coordinator, under the same result.
-            txn.offsets_added(TxnOffsetCommit(self.result, CoordinatorKey.group(self.group_id), self.group_id, self.offsets))
+            txn.offsets_added()
+            self.follow_up = TxnOffsetCommit(self.result, CoordinatorKey.group(self.group_id), self.group_id, self.offsets)
             return Outcome.DONE
         return self.refused(txn, code, f"AddOffsetsToTxn for group {self.group_id!r}")
 
@@ -354,17 +344,8 @@ class TxnOffsetCommit(_GroupOffsetsRequest):
 
     api_key = ApiKey.TXN_OFFSET_COMMIT
 
-    def body(self, txn: TransactionManager) -> Any:
-        by_topic: dict[str, list[Any]] = defaultdict(list)
-        for tp, committed in sorted(self.offsets.items()):
-            by_topic[tp.topic].append(
-                TxnOffsetCommitRequest.TxnOffsetCommitRequestPartition(
-                    partition_index=tp.partition,
-                    committed_offset=committed.offset,
-                    committed_leader_epoch=committed.leader_epoch,
-                    committed_metadata=committed.metadata,
-                )
-            )
+    def body(self, txn: TransactionState) -> Any:
+        by_topic = committed_partitions(self.offsets, TxnOffsetCommitRequest.TxnOffsetCommitRequestPartition)
         return TxnOffsetCommitRequest(
             transactional_id=txn.transactional_id,
             group_id=self.group_id,
@@ -376,12 +357,8 @@ class TxnOffsetCommit(_GroupOffsetsRequest):
             ],
         )
 
-    def on_response(self, txn: TransactionManager, body: Any) -> Outcome:
-        codes = {
-            TopicPartition(topic.name, part.partition_index): ErrorCode.of(part.error_code)
-            for topic in body.topics
-            for part in topic.partitions
-        }
+    def on_response(self, txn: TransactionState, body: Any) -> Outcome:
+        codes = partition_error_codes(body)
         for tp in [tp for tp in self.offsets if codes.get(tp) == E.NONE]:
             del self.offsets[tp]
         if not self.offsets:
@@ -391,7 +368,7 @@ class TxnOffsetCommit(_GroupOffsetsRequest):
         failures = [codes.get(tp, E.UNKNOWN_SERVER_ERROR) for tp in self.offsets]
         for code in failures:
             if code in _FENCED:
-                self.fail_fatal(txn, fenced_error(code, what))
+                self.fail_fatal(txn, ProducerFencedError.taken_over(code, what))
                 return Outcome.DONE
         for code in failures:
             if not (code.retriable or code == E.UNKNOWN_TOPIC_OR_PARTITION):
@@ -401,7 +378,7 @@ class TxnOffsetCommit(_GroupOffsetsRequest):
             return Outcome.FIND_COORDINATOR
         return Outcome.RETRY
 
-    def on_transport_error(self, txn: TransactionManager, error: BaseException) -> Outcome:
+    def on_transport_error(self, txn: TransactionState, error: BaseException) -> Outcome:
         if isinstance(error, ClientError) and not error.retriable:
             # E.g. a broker that does not serve TxnOffsetCommit at all.
             self.fail_abortable(txn, error)
@@ -435,6 +412,6 @@ class EndTxn(TxnRequest):
         # An abort of a transaction the coordinator never confirmed (an add whose
         # answer was lost) may find nothing to abort: that is what was wanted.
         if code == E.NONE or (code == E.INVALID_TXN_STATE and not self.commit and not txn.started):
-            txn.transaction_ended(self)
+            txn.transaction_ended(self.commit, self.result)
             return Outcome.DONE
         return self.refused(txn, code, "EndTxn " + ("commit" if self.commit else "abort"))

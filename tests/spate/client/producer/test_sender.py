@@ -18,6 +18,7 @@ from spate.client.net.metadata import Metadata, snapshot_from_response
 from spate.client.net.retry import Backoff
 from spate.client.producer.accumulator import RecordAccumulator
 from spate.client.producer.partitioner import DefaultPartitioner
+from spate.client.producer.producer_config import ProducerConfig
 from spate.client.producer.sender import Sender
 from spate.client.producer.transaction_manager import TransactionManager
 from spate.protocol import ApiKey, ErrorCode, KafkaError
@@ -117,11 +118,13 @@ class Harness:
             lock=self.lock,
             partitioner=DefaultPartitioner(),
             transactions=self.transactions,
-            acks=-1,
-            request_timeout_ms=30_000,
-            max_request_size=1 << 20,
-            max_in_flight=5,
-            retries=1000,
+            config=ProducerConfig(
+                acks=-1,
+                request_timeout_ms=30_000,
+                max_request_size=1 << 20,
+                max_in_flight_requests_per_connection=5,
+                retries=1000,
+            ),
             backoff=Backoff(0, 0),
             on_batch_done=self.done.append,
             on_fatal_error=lambda error: None,
@@ -167,6 +170,19 @@ def test_an_idempotent_producer_gets_its_id_before_sending_anything() -> None:
     h.network.answer(h.network.sent[0], InitProducerIdResponse(error_code=0, producer_id=77, producer_epoch=0))
     h.step()
     assert sequence_of(h.network.produce_requests()[0]) == (77, 0)
+
+
+def test_init_producer_id_is_sent_once_while_unanswered_and_again_after_a_retriable_refusal() -> None:
+    h = Harness()
+    h.send_batch()
+    h.step()
+    h.step()
+    assert [r.api_key for r in h.network.sent] == [ApiKey.INIT_PRODUCER_ID]
+    h.network.answer(h.network.sent[0], InitProducerIdResponse(error_code=ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+                                                               producer_id=-1, producer_epoch=-1))
+    h.step()
+    assert [r.api_key for r in h.network.sent] == [ApiKey.INIT_PRODUCER_ID] * 2
+    assert not h.network.produce_requests()
 
 
 def test_retries_after_a_failure_go_out_in_sequence_order_one_at_a_time() -> None:

@@ -9,6 +9,7 @@ import pytest
 from spate.client.net.metadata import Metadata, snapshot_from_response
 from spate.protocol import ErrorCode
 from spate.protocol.messages.metadata import MetadataResponse as R
+from spate.structs import TopicPartition
 
 
 def partition(index: int, leader: int, error: ErrorCode = ErrorCode.NONE, epoch: int = 3):
@@ -108,3 +109,12 @@ def test_waiters_wake_on_a_refresh_from_another_thread() -> None:
     timer.start()
     assert metadata.wait_for_change(seen, 5.0)
     assert not metadata.wait_for_change(metadata.version, 0.01)
+
+
+def test_partitions_split_by_leader_keep_their_order_and_the_leaderless_come_apart() -> None:
+    snap = snapshot_from_response(response(topic("t", partition(0, 1), partition(1, 2), partition(2, -1))))
+    wanted = [TopicPartition("t", 1), TopicPartition("t", 0), TopicPartition("t", 2), TopicPartition("gone", 0),
+              TopicPartition("t", 9)]
+    by_leader, leaderless = snap.by_leader(wanted)
+    assert by_leader == {2: [TopicPartition("t", 1)], 1: [TopicPartition("t", 0)]}
+    assert leaderless == [TopicPartition("t", 2), TopicPartition("gone", 0), TopicPartition("t", 9)]

@@ -7,7 +7,8 @@ from concurrent.futures import Future
 import pytest
 
 from spate.client.producer.batch import ProducerBatch
-from spate.client.producer.transaction_manager import SEQUENCE_LIMIT, TransactionManager
+from spate.client.producer.idempotence import SEQUENCE_LIMIT
+from spate.client.producer.transaction_manager import TransactionManager
 from spate.structs import TopicPartition
 
 TP = TopicPartition("t", 0)

@@ -1,4 +1,4 @@
-"""Parsing the user-facing option values, and refusing conflicting producer settings."""
+"""Parsing the user-facing option values, and the settings every client shares."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from spate.client.config import (
     parse_acks,
     parse_bootstrap_servers,
     parse_compression,
+    timeout_seconds,
 )
 from spate.client.consumer.subscription_state import OffsetResetStrategy
-from spate.client.producer.producer import Producer
 from spate.records import Compression
 from spate.structs import IsolationLevel
 
@@ -64,27 +64,14 @@ def test_client_config_refuses_non_positive_timeouts() -> None:
         ClientConfig(retry_backoff_ms=500, retry_backoff_max_ms=100)
 
 
-@pytest.mark.parametrize(
-    "conflict",
-    [{"acks": 1}, {"retries": 0}, {"max_in_flight_requests_per_connection": 6}],
-)
-def test_explicit_idempotence_with_conflicting_settings_is_refused(conflict) -> None:
-    with pytest.raises(ValueError, match="enable_idempotence=True needs"):
-        Producer("127.0.0.1:1", enable_idempotence=True, **conflict)
+def test_a_config_is_built_from_a_constructors_keywords_or_refuses_an_unknown_one() -> None:
+    config = ClientConfig.from_options("Client", {"client_id": "me", "request_timeout_ms": 1_000})
+    assert (config.client_id, config.request_timeout_ms, config.connect_timeout_ms) == ("me", 1_000, 10_000)
+    with pytest.raises(TypeError, match=r"^Client\.__init__\(\) got an unexpected keyword argument 'timeout'$"):
+        ClientConfig.from_options("Client", {"timeout": 1})
 
 
-@pytest.mark.parametrize(
-    ("settings", "idempotent"),
-    [({}, True), ({"acks": 1}, False), ({"acks": 0}, False), ({"enable_idempotence": False}, False)],
-)
-def test_idempotence_defaults_on_unless_the_settings_rule_it_out(settings, idempotent) -> None:
-    producer = Producer("127.0.0.1:1", **settings)
-    try:
-        assert producer.idempotent is idempotent
-    finally:
-        producer.close(timeout=1)
-
-
-def test_delivery_timeout_must_cover_linger_and_one_request() -> None:
-    with pytest.raises(ValueError, match="delivery_timeout_ms"):
-        Producer("127.0.0.1:1", delivery_timeout_ms=1000, request_timeout_ms=30_000)
+def test_a_calls_timeout_is_in_seconds_with_the_default_for_none_and_zero_for_negative() -> None:
+    assert timeout_seconds(None, 2.5) == 2.5
+    assert timeout_seconds(1_500, 2.5) == 1.5
+    assert timeout_seconds(-10, 2.5) == 0.0

@@ -5,20 +5,26 @@ or has moved are retried after a metadata refresh until the deadline.
 ``EARLIEST`` and ``LATEST`` are Kafka's special timestamps -2 and -1; under
 ``read_committed`` LATEST is the last stable offset. A lookup by timestamp
 for which no record qualifies comes back as None.
+
+The consumer looks offsets up with these requests, blocking
+(``offsets_for_times``, ``beginning_offsets``, ``end_offsets``) and
+asynchronously (the fetcher's position resets); the admin client's
+``list_offsets`` is the same blocking lookup, as its group calls read the
+consumer's protocol.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any, Mapping
 
 from spate.client.errors import ClientError
 from spate.client.net.connection import InFlightRequest
+from spate.client.net.metadata import ClusterSnapshot
 from spate.client.net.network_client import NetworkClient
-from spate.client.net.retry import retry_until
+from spate.client.net.retry import KeyedCall, Retrier
 from spate.protocol import ApiKey, ErrorCode, KafkaError
 from spate.protocol.messages.list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsRequest
-from spate.structs import IsolationLevel, OffsetAndTimestamp, TopicPartition
+from spate.structs import IsolationLevel, OffsetAndTimestamp, TopicPartition, group_by_topic
 
 EARLIEST = EARLIEST_TIMESTAMP
 LATEST = LATEST_TIMESTAMP
@@ -30,9 +36,11 @@ LookupResult = tuple[ErrorCode, "OffsetAndTimestamp | None"]
 
 
 def build_request(specs: Mapping[TopicPartition, int], isolation_level: int) -> Any:
-    topics: dict[str, list[Any]] = defaultdict(list)
-    for tp, timestamp in specs.items():
-        topics[tp.topic].append(ListOffsetsRequest.ListOffsetsPartition(partition_index=tp.partition, timestamp=timestamp))
+    topics = group_by_topic(
+        specs.items(),
+        key=lambda item: item[0],
+        value=lambda item: ListOffsetsRequest.ListOffsetsPartition(partition_index=item[0].partition, timestamp=item[1]),
+    )
     return ListOffsetsRequest(
         replica_id=-1,
         isolation_level=isolation_level,
@@ -84,55 +92,65 @@ def list_offsets(
     Raises KafkaError for a partition-level error that retrying cannot cure
     (naming the partition), KafkaTimeoutError when the deadline passes.
     """
-    results: dict[TopicPartition, OffsetAndTimestamp | None] = {}
-    remaining = dict(specs)
+    call: KeyedCall[TopicPartition] = KeyedCall(specs)
 
-    def attempt(deadline: float) -> dict[TopicPartition, OffsetAndTimestamp | None]:
+    def attempt(deadline: float) -> None:
         snapshot = network.metadata.snapshot
-        if any(snapshot.leader(tp.topic, tp.partition) < 0 for tp in remaining):
-            snapshot = network.fetch_metadata({tp.topic for tp in remaining} | network.metadata.topics, deadline=deadline)
-        by_leader: dict[int, dict[TopicPartition, int]] = defaultdict(dict)
-        last_error: KafkaError | None = None
-        for tp, timestamp in remaining.items():
-            leader = snapshot.leader(tp.topic, tp.partition)
-            if leader >= 0:
-                by_leader[leader][tp] = timestamp
-                continue
-            topic_error = snapshot.topic_errors.get(tp.topic)
-            count = snapshot.partition_count(tp.topic)
-            if count is not None and tp.partition >= count:
-                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{what}: {tp.topic} has no partition {tp.partition}")
-            if topic_error is not None and not topic_error.retriable:
-                raise KafkaError(topic_error, f"{what}: topic {tp.topic}")
-            last_error = KafkaError(topic_error or ErrorCode.LEADER_NOT_AVAILABLE, f"{what}: no leader for {tp}")
-        requests = []
-        for node, node_specs in by_leader.items():
-            try:
-                requests.append(send_list_offsets(network, node, node_specs, isolation_level))
-            except ClientError as exc:
-                if not exc.retriable:
-                    raise
-                network.metadata.request_update()
-                last_error = last_error or KafkaError(ErrorCode.NETWORK_EXCEPTION, str(exc))
+        if any(snapshot.leader(tp.topic, tp.partition) < 0 for tp in call.pending):
+            snapshot = network.fetch_metadata({tp.topic for tp in call.pending} | network.metadata.topics, deadline=deadline)
+        by_leader, leaderless = snapshot.by_leader(call.pending)
+        for tp in leaderless:
+            _check_leaderless(snapshot, tp, call, what)
+        requests = _send_all(network, by_leader, call, isolation_level)
         for request in requests:
             while not request.done:
                 network.poll(max(0.0, request.deadline - network.clock()))
             if request.error is not None:
-                last_error = KafkaError(ErrorCode.NETWORK_EXCEPTION, str(request.error))
+                call.retry(KafkaError(ErrorCode.NETWORK_EXCEPTION, str(request.error)))
                 continue
             for tp, (code, found) in parse_response(request.response).items():
-                if tp not in remaining:
+                if tp not in call:
                     continue
                 if code == ErrorCode.NONE:
-                    results[tp] = found
-                    del remaining[tp]
+                    call.succeed(tp, found)
                 elif code.retriable:
-                    last_error = KafkaError(code, f"{what}: {tp}")
+                    call.retry(KafkaError(code, f"{what}: {tp}"))
                 else:
                     raise KafkaError(code, f"{what}: {tp}")
-        if remaining:
+        if call.pending:
             network.metadata.request_update()
-            raise last_error or KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, f"{what}: no answer for {sorted(remaining)}")
-        return results
+            if not call.retrying:
+                call.retry(KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, f"{what}: no answer for {sorted(call.pending)}"))
 
-    return retry_until(deadline, attempt, network.backoff, what=what, clock=network.clock)
+    return Retrier(network.backoff, network.clock).call_each(what, call, attempt, deadline).results
+
+
+def _check_leaderless(snapshot: ClusterSnapshot, tp: TopicPartition, call: KeyedCall[TopicPartition], what: str) -> None:
+    """Why ``tp`` has no leader: raise if retrying cannot cure it, else note it for a retry."""
+    topic_error = snapshot.topic_errors.get(tp.topic)
+    count = snapshot.partition_count(tp.topic)
+    if count is not None and tp.partition >= count:
+        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{what}: {tp.topic} has no partition {tp.partition}")
+    if topic_error is not None and not topic_error.retriable:
+        raise KafkaError(topic_error, f"{what}: topic {tp.topic}")
+    call.retry(KafkaError(topic_error or ErrorCode.LEADER_NOT_AVAILABLE, f"{what}: no leader for {tp}"))
+
+
+def _send_all(
+    network: NetworkClient,
+    by_leader: dict[int, list[TopicPartition]],
+    call: KeyedCall[TopicPartition],
+    isolation_level: int,
+) -> list[InFlightRequest]:
+    """One request per leader; a leader that cannot be reached now is noted for a retry."""
+    requests = []
+    for node, partitions in by_leader.items():
+        try:
+            requests.append(send_list_offsets(network, node, {tp: call.pending[tp] for tp in partitions}, isolation_level))
+        except ClientError as exc:
+            if not exc.retriable:
+                raise
+            network.metadata.request_update()
+            if not call.retrying:
+                call.retry(KafkaError(ErrorCode.NETWORK_EXCEPTION, str(exc)))
+    return requests
