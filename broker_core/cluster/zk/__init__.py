@@ -26,6 +26,7 @@ from broker_core.cluster.zk.client import (
 from broker_core.cluster.zk.errors import ZNodeDecodeError, ZooKeeperServerError, ZooKeeperUnavailableError
 from broker_core.cluster.zk.server import ZooKeeperServer
 from broker_core.cluster.zk.server_files import ZooKeeperServerConfig
+from broker_core.cluster.zk.store import ZkMetadataStore
 
 __all__ = [
     "RetryPolicy",
@@ -34,6 +35,7 @@ __all__ = [
     "SessionState",
     "ZNodeDecodeError",
     "ZkClientConfig",
+    "ZkMetadataStore",
     "ZkSession",
     "ZooKeeperServer",
     "ZooKeeperServerConfig",
