@@ -23,12 +23,15 @@ from broker_core.cluster.zk.client import (
     ZkClientConfig,
     ZkSession,
 )
+from broker_core.cluster.zk.controller_election import ControllerElection, Leadership
 from broker_core.cluster.zk.errors import ZNodeDecodeError, ZooKeeperServerError, ZooKeeperUnavailableError
 from broker_core.cluster.zk.server import ZooKeeperServer
 from broker_core.cluster.zk.server_files import ZooKeeperServerConfig
 from broker_core.cluster.zk.store import ZkMetadataStore
 
 __all__ = [
+    "ControllerElection",
+    "Leadership",
     "RetryPolicy",
     "SessionEvent",
     "SessionListener",
