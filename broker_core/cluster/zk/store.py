@@ -156,7 +156,7 @@ class ZkMetadataStore:
             for broker_id in self._registrations.registered_ids():
                 try:
                     self._registrations.unregister(broker_id)
-                except MetadataError as exc:
+                except (MetadataError, KazooException) as exc:
                     logger.warning("%s: cannot withdraw broker %d on close: %s", self.describe, broker_id, exc)
         if self._owns_session:
             self._session.close()

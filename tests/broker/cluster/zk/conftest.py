@@ -6,7 +6,6 @@ from typing import Iterator
 
 import pytest
 
-from broker_core.cluster.zk.client import ZkClientConfig
 from tests.support.zookeeper import ZooKeeperForTests, running_zookeeper
 
 
@@ -19,8 +18,3 @@ def zookeeper(tmp_path_factory) -> Iterator[ZooKeeperForTests]:
 @pytest.fixture
 def zk_chroot(zookeeper: ZooKeeperForTests) -> str:
     return zookeeper.new_chroot()
-
-
-@pytest.fixture
-def zk_config(zookeeper: ZooKeeperForTests, zk_chroot: str) -> ZkClientConfig:
-    return zookeeper.client_config(zk_chroot)

@@ -35,7 +35,7 @@ class Contender:
 
 
 @pytest.fixture
-def contenders(zookeeper: ZooKeeperForTests, zk_chroot: str) -> Iterator[list[Contender]]:
+def contenders() -> Iterator[list[Contender]]:
     made: list[Contender] = []
     yield made
     for contender in made:

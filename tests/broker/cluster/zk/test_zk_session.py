@@ -43,7 +43,12 @@ def test_listeners_hear_connected_on_a_new_session_then_lost_on_close(zookeeper:
 def test_a_listener_may_call_zookeeper(zookeeper: ZooKeeperForTests, zk_chroot: str) -> None:
     seen: list[object] = []
     session = ZkSession(zookeeper.client_config(zk_chroot))
-    session.add_listener(lambda event: seen.append(session.exists("/")) if event.state is SessionState.CONNECTED else None)
+
+    def listener(event: SessionEvent) -> None:
+        if event.state is SessionState.CONNECTED:
+            seen.append(session.exists("/"))
+
+    session.add_listener(listener)
     session.start()
     try:
         wait_until(lambda: seen, "the listener's ZooKeeper call")
