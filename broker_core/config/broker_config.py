@@ -24,6 +24,7 @@ from broker_core.config.definitions import ConfigValue, InvalidValue, PropertyDe
 from broker_core.config.errors import ConfigError
 from broker_core.config.listeners import Listener, parse_protocol_map, resolve_listeners
 from broker_core.config.properties_file import read_properties_file
+from broker_core.config.zookeeper import ZkConnectString, parse_zookeeper_connect
 from spate.protocol.messages.describe_configs import ConfigSource
 
 OVERRIDE_ORIGIN = "--override"
@@ -168,7 +169,18 @@ class BrokerConfig:
         return connect or None
 
     @property
+    def zookeeper_connect_string(self) -> ZkConnectString | None:
+        """``zookeeper.connect`` parsed into servers and chroot, or ``None`` for the embedded store."""
+        connect = self.zookeeper_connect
+        return parse_zookeeper_connect(connect) if connect is not None else None
+
+    @property
+    def zookeeper_session_timeout_ms(self) -> int:
+        return self.get_int("zookeeper.session.timeout.ms")
+
+    @property
     def zookeeper_connection_timeout_ms(self) -> int:
+        """``zookeeper.connection.timeout.ms`` if set, else the session timeout (as Kafka)."""
         timeout = self.get_optional_int("zookeeper.connection.timeout.ms")
         return timeout if timeout is not None else self.get_int("zookeeper.session.timeout.ms")
 

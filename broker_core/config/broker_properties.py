@@ -26,6 +26,7 @@ from broker_core.config.definitions import (
     at_least,
 )
 from broker_core.config.listeners import check_listener_list, check_protocol_map
+from broker_core.config.zookeeper import CONNECT_FORMAT, check_zookeeper_connect
 
 BOOLEAN = PropertyType.BOOLEAN
 SHORT = PropertyType.SHORT
@@ -44,6 +45,7 @@ DEFAULT_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEX
 
 _LISTENERS = CustomCheck(check_listener_list, "a list of NAME://host:port with distinct names")
 _PROTOCOL_MAP = CustomCheck(check_protocol_map, "a list of LISTENER_NAME:SECURITY_PROTOCOL")
+_ZOOKEEPER_CONNECT = CustomCheck(check_zookeeper_connect, f"empty or {CONNECT_FORMAT}")
 
 
 def _p(
@@ -358,6 +360,7 @@ _DEFINITIONS = (
         STRING,
         "",
         "ZooKeeper connect string; empty runs the embedded single-node metadata store.",
+        _ZOOKEEPER_CONNECT,
     ),
     _p("zookeeper.session.timeout.ms", INT, 18000, "ZooKeeper session timeout.", at_least(1)),
     _p(

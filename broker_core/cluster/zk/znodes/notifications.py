@@ -1,0 +1,54 @@
+"""ISR change notifications: ``/isr_change_notification/isr_change_<seq>``.
+
+A partition leader that shrinks or expands an ISR writes the new state itself
+(a conditional write on the state znode), then leaves a sequential
+notification naming the partitions so the controller re-reads them and tells
+the other brokers::
+
+    {"version":1,"partitions":[{"topic":"t","partition":0}]}
+
+The controller deletes a notification once it has read it.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from broker_core.cluster.zk.znodes.admin import decode_topic_partition, encode_topic_partitions
+from broker_core.cluster.zk.znodes.fields import JsonFields, encode_json
+from spate.structs import TopicPartition
+
+ISR_CHANGE_VERSION = 1
+
+
+class IsrChangeNotificationsZNode:
+    """``/isr_change_notification``: the parent of the notifications."""
+
+    @staticmethod
+    def path() -> str:
+        return "/isr_change_notification"
+
+
+class IsrChangeNotificationZNode:
+    """``/isr_change_notification/isr_change_<seq>``: partitions whose ISR changed."""
+
+    PREFIX = "isr_change_"
+
+    @staticmethod
+    def create_path() -> str:
+        """The path to create with ``sequence=True``; ZooKeeper appends the sequence number."""
+        return f"{IsrChangeNotificationsZNode.path()}/{IsrChangeNotificationZNode.PREFIX}"
+
+    @staticmethod
+    def path(name: str) -> str:
+        return f"{IsrChangeNotificationsZNode.path()}/{name}"
+
+    @staticmethod
+    def encode(partitions: Iterable[TopicPartition]) -> bytes:
+        return encode_json({"version": ISR_CHANGE_VERSION, "partitions": encode_topic_partitions(partitions)})
+
+    @staticmethod
+    def decode(name: str, data: bytes | None) -> frozenset[TopicPartition]:
+        fields = JsonFields.parse(IsrChangeNotificationZNode.path(name), data)
+        fields.version()
+        return frozenset(decode_topic_partition(entry) for entry in fields.children("partitions"))
