@@ -243,6 +243,8 @@ _DEFINITIONS = (
     _p("unclean.leader.election.enable", BOOLEAN, False, "Allow an out-of-sync replica to become leader, losing data."),
     _p("auto.leader.rebalance.enable", BOOLEAN, True, "Move leadership back to preferred replicas."),
     _p("leader.imbalance.check.interval.seconds", LONG, 300, "How often leadership balance is checked.", at_least(1)),
+    _p("leader.imbalance.per.broker.percentage", INT, 10,
+       "Share of a broker's preferred partitions led elsewhere before leadership is moved back.", at_least(0)),
     # Replication.
     _p("num.replica.fetchers", INT, 1, "Fetcher threads per source broker.", at_least(1)),
     _p(

@@ -45,6 +45,8 @@ class PartitionReplica:
 class ControllerContext:
     epoch: int = 0
     live_brokers: dict[int, BrokerRegistration] = field(default_factory=dict)
+    # Each live broker's epoch: the czxid of its registration znode, new with every registration.
+    broker_epochs: dict[int, int] = field(default_factory=dict)
     shutting_down: set[int] = field(default_factory=set)
     topic_ids: dict[str, uuid.UUID] = field(default_factory=dict)
     assignments: dict[TopicPartition, tuple[int, ...]] = field(default_factory=dict)

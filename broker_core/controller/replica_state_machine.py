@@ -1,0 +1,124 @@
+"""Moving replicas between states (Kafka's ZkReplicaStateMachine).
+
+* ONLINE: the replica's broker is told the partition's current leadership
+  (LeaderAndIsr), which starts it as leader or follower.
+* OFFLINE: its broker is told to stop it (StopReplica without deletion, when
+  the broker is alive) and it leaves the ISR; if it led the partition, the
+  partition is left leaderless (the partition state machine elects anew). The
+  last ISR member stays in the ISR, so that when it returns it can lead again
+  without an unclean election.
+* DELETION_STARTED: StopReplica with deletion; the broker's answer moves it on.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+
+from broker_core.cluster.zk.controller_election import Leadership
+from broker_core.cluster.zk.controller_zk import ControllerMovedError, ControllerZk
+from broker_core.cluster.zk.znodes import LeaderIsrAndControllerEpoch
+from broker_core.controller.context import NO_LEADER, ControllerContext, LeaderAndIsr, PartitionReplica
+from broker_core.controller.request_batch import ControllerRequestBatch
+from broker_core.controller.states import ReplicaState, check_replica_transition
+from spate.structs import TopicPartition
+
+logger = logging.getLogger(__name__)
+
+
+class ReplicaStateMachine:
+    def __init__(
+        self,
+        context: ControllerContext,
+        zk: ControllerZk,
+        batch: ControllerRequestBatch,
+        leadership: Callable[[], Leadership],
+    ) -> None:
+        self._context = context
+        self._zk = zk
+        self._batch = batch
+        self._leadership = leadership
+
+    def startup(self) -> None:
+        """Replicas on live brokers become ONLINE (each broker hears all its partitions), the rest OFFLINE."""
+        context = self._context
+        online, offline = [], []
+        for replica in context.replicas_for(context.all_partitions()):
+            if context.is_deleting(replica.partition.topic):
+                context.replica_states[replica] = ReplicaState.DELETION_INELIGIBLE
+            elif context.is_replica_online(replica.broker_id):
+                context.replica_states[replica] = ReplicaState.ONLINE
+                online.append(replica)
+            else:
+                context.replica_states[replica] = ReplicaState.OFFLINE
+                offline.append(replica)
+        self.handle_state_changes(online, ReplicaState.ONLINE)
+
+    def handle_state_changes(self, replicas: Iterable[PartitionReplica], target: ReplicaState) -> None:
+        replicas = list(replicas)
+        context = self._context
+        for replica in replicas:
+            check_replica_transition(
+                f"{replica.partition} on broker {replica.broker_id}", context.replica_state(replica), target
+            )
+        if target is ReplicaState.ONLINE:
+            self._online(replicas)
+        elif target is ReplicaState.OFFLINE:
+            self._offline(replicas)
+        elif target is ReplicaState.DELETION_STARTED:
+            for replica in replicas:
+                self._batch.add_stop_replica(replica.broker_id, replica.partition, delete=True)
+        if target is ReplicaState.NON_EXISTENT:
+            for replica in replicas:
+                context.replica_states.pop(replica, None)
+        else:
+            for replica in replicas:
+                context.replica_states[replica] = target
+
+    def _online(self, replicas: list[PartitionReplica]) -> None:
+        context = self._context
+        for replica in replicas:
+            leadership = context.leadership.get(replica.partition)
+            if leadership is not None and context.is_replica_online(replica.broker_id):
+                self._batch.add_leader_and_isr([replica.broker_id], replica.partition, leadership)
+
+    def _offline(self, replicas: list[PartitionReplica]) -> None:
+        context = self._context
+        for replica in replicas:
+            if context.is_replica_online(replica.broker_id):
+                leader_epoch = context.leadership[replica.partition].leader_epoch if (
+                    replica.partition in context.leadership) else -1
+                self._batch.add_stop_replica(replica.broker_id, replica.partition, delete=False,
+                                             leader_epoch=leader_epoch)
+        self._remove_from_isr([r for r in replicas if not context.is_deleting(r.partition.topic)])
+
+    def _remove_from_isr(self, replicas: list[PartitionReplica]) -> None:
+        context = self._context
+        removed: dict[TopicPartition, set[int]] = {}
+        for replica in replicas:
+            removed.setdefault(replica.partition, set()).add(replica.broker_id)
+        writes: dict[TopicPartition, tuple[LeaderIsrAndControllerEpoch, int]] = {}
+        for tp, brokers in removed.items():
+            current = context.leadership.get(tp)
+            if current is None or not (brokers & set(current.isr) or current.leader in brokers):
+                continue
+            leader = NO_LEADER if current.leader in brokers else current.leader
+            remaining = tuple(b for b in current.isr if b not in brokers)
+            isr = remaining or current.isr[-1:]
+            writes[tp] = (LeaderIsrAndControllerEpoch(leader, current.leader_epoch + 1, isr, context.epoch),
+                          current.zk_version)
+        versions, errors = self._zk.write_partition_states(writes, self._leadership())
+        for error in errors.values():
+            if isinstance(error, ControllerMovedError):
+                raise error
+        for tp, error in errors.items():
+            logger.warning("controller: could not take a stopped replica out of the ISR of %s: %s", tp, error)
+        for tp, version in versions.items():
+            state = writes[tp][0]
+            leadership = LeaderAndIsr(state.leader, state.leader_epoch, state.isr, state.controller_epoch, version)
+            context.leadership[tp] = leadership
+            live = [r for r in context.replicas_of(tp) if context.is_replica_online(r)]
+            if leadership.leader != NO_LEADER:
+                self._batch.add_leader_and_isr(live, tp, leadership)
+            else:
+                self._batch.add_update_metadata(context.live_or_shutting_down(), [tp])
