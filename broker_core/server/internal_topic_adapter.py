@@ -10,6 +10,15 @@ batch, up to its high watermark, when the coordinator takes it over.
 
 An append either lands completely or raises :class:`KafkaError` with the
 code the storage layer reported.
+
+Nothing here assumes the topic's partitions are all led here: in a cluster
+the topic is created through the admin path and the controller places its
+partitions on the live brokers. Creation does not wait for them; until the
+metadata knows the topic and its partitions have leaders, coordinator
+lookups answer COORDINATOR_NOT_AVAILABLE and clients retry. Only the
+partitions this broker leads are listed, appended to or read; reading one
+it does not lead raises, so a coordinator never mistakes a partition it
+cannot see for an empty one.
 """
 
 from __future__ import annotations
@@ -66,7 +75,8 @@ class BrokerInternalTopic:
             raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{spec.name}: {exc}") from exc
         count = self.partition_count()
         if count is None:
-            raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{spec.name} was not created")
+            # In a cluster the metadata learns of the new topic a moment later.
+            raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{spec.name} is being created")
         logger.info("created %s with %d partition(s)", spec.name, count)
         return count
 
@@ -102,7 +112,7 @@ class BrokerInternalTopic:
     def read_batches(self, partition: int) -> Iterator[DecodedBatch]:
         leader = self._replicas.get(self.spec.name, partition)
         if leader is None:
-            return
+            raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, f"{self.spec.name}-{partition} is not led here")
         log = leader.log
         position = log.log_start_offset
         end = leader.high_watermark

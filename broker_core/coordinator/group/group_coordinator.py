@@ -116,6 +116,18 @@ class GroupCoordinator:
         self._expiry.stop()
         self._rebalancer.shutdown()
 
+    def on_elected(self, partition: int, leader_epoch: int) -> None:
+        """This broker now leads ``__consumer_offsets-<partition>`` at ``leader_epoch``: its groups are
+        loaded on the loop's next turns and answer COORDINATOR_LOAD_IN_PROGRESS until then."""
+        self.group_manager.on_elected(partition, leader_epoch)
+
+    def on_resigned(self, partition: int, leader_epoch: int | None) -> None:
+        """This broker no longer leads ``__consumer_offsets-<partition>``: its groups are dropped, their
+        parked JoinGroup and SyncGroup requests answered NOT_COORDINATOR, their timers stopped; members
+        find the new coordinator and carry on there."""
+        for group in self.group_manager.on_resigned(partition, leader_epoch):
+            self._rebalancer.unload(group)
+
     def ensure_offsets_topic(self) -> int:
         """Create ``__consumer_offsets`` on first use (FindCoordinator); returns its partition count."""
         return self.group_manager.ensure_topic()

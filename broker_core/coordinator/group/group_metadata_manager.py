@@ -3,7 +3,10 @@
 A group belongs to partition ``partition_for(group_id)`` of
 ``__consumer_offsets``; this broker coordinates it while it leads that
 partition (see :mod:`broker_core.coordinator.partition_ownership` for the
-answers while a partition is loading or could not be read).
+answers while a partition is loading or could not be read, and for the
+epochs that order elections). Becoming leader (``on_elected``) schedules
+the partition's load; stopping (``on_resigned``) drops its groups from the
+cache, and the coordinator answers whatever they had parked.
 
 Every change of stored state is written first and applied to the cache only
 after the append succeeded, so the cache never holds what a restart would
@@ -34,7 +37,7 @@ from broker_core.coordinator.group.offsets_log import (
 )
 from broker_core.coordinator.group.offsets_topic import KeyValue, OffsetsTopic, TxnProducer
 from broker_core.coordinator.group.results import OffsetCommitEntry
-from broker_core.coordinator.partition_ownership import OwnedPartitions, PartitionStatus
+from broker_core.coordinator.partition_ownership import Election, OwnedPartitions, PartitionStatus
 from broker_core.coordinator.scheduler import Scheduler, TimerHandle
 from spate.protocol.errors import ErrorCode, KafkaError
 from spate.structs import TopicPartition
@@ -77,19 +80,20 @@ class GroupMetadataManager:
         self._on_group_loaded = on_group_loaded
         self._groups: dict[str, GroupMetadata] = {}
         self._partitions = OwnedPartitions(config.offsets_topic_partitions)
-        self._load_queue: deque[int] = deque()
+        self._load_queue: deque[tuple[int, int]] = deque()  # (partition, epoch)
         self._load_timer: TimerHandle | None = None
         self._active = False
 
     # --- ownership and loading -------------------------------------------------------------
 
     def startup(self) -> None:
-        """Load the partitions this broker leads."""
+        """Own the partitions this broker leads now (embedded mode; in a cluster, elections arrive later)."""
         self._active = True
         count = self._topic.partition_count()
         if count is not None:
             self._partitions.partition_count = count
-            self.schedule_loads(self._topic.led_partitions())
+            for partition in self._topic.led_partitions():
+                self.on_elected(partition, self._topic.leader_epoch(partition))
 
     def shutdown(self) -> None:
         self._active = False
@@ -105,6 +109,10 @@ class GroupMetadataManager:
     def partition_for(self, group_id: str) -> int:
         return self._partitions.partition_for(group_id)
 
+    def coordinator_epoch(self, partition: int) -> int | None:
+        """The newest leader epoch seen for ``partition`` of ``__consumer_offsets``."""
+        return self._partitions.epoch(partition)
+
     def ensure_topic(self) -> int:
         """Create ``__consumer_offsets`` on first use; own any led partition not yet known.
 
@@ -114,24 +122,54 @@ class GroupMetadataManager:
         self._partitions.partition_count = self._topic.create()
         for partition in self._topic.led_partitions():
             if self._partitions.status(partition) is None:
-                self._partitions.set_status(partition, PartitionStatus.LOADING)
-                self.load_partition(partition)
+                epoch = self._topic.leader_epoch(partition)
+                if self._partitions.elect(partition, epoch, reload_owned=False) is Election.LOAD:
+                    self.load_partition(partition)
         return self._partitions.partition_count
 
-    def schedule_loads(self, partitions: Iterable[int]) -> None:
-        for partition in partitions:
-            if self._partitions.status(partition) is not PartitionStatus.LOADED:
-                self._partitions.set_status(partition, PartitionStatus.LOADING)
-                self._load_queue.append(partition)
-        if self._load_queue and self._load_timer is None:
-            self._load_timer = self._scheduler.call_later(0, self._load_next)
+    def on_elected(self, partition: int, epoch: int) -> bool:
+        """This broker leads ``partition`` at ``epoch``: load its groups on a later turn (Kafka's
+        onElection). A partition already owned keeps its groups; False for a stale epoch."""
+        self._refresh_partition_count()
+        election = self._partitions.elect(partition, epoch, reload_owned=False)
+        if election is Election.STALE:
+            logger.info("not loading __consumer_offsets-%d at epoch %d: epoch %s is newer", partition, epoch,
+                        self._partitions.epoch(partition))
+            return False
+        if election is Election.LOAD:
+            self._load_queue.append((partition, epoch))
+            if self._load_timer is None:
+                self._load_timer = self._scheduler.call_later(0, self._load_next)
+        return True
+
+    def on_resigned(self, partition: int, epoch: int | None) -> list[GroupMetadata]:
+        """This broker no longer leads ``partition``: forget its groups (Kafka's onResignation).
+
+        Returns the groups dropped, for the coordinator to answer their parked
+        requests and stop their timers; nothing for a stale resignation.
+        """
+        if not self._partitions.resign(partition, epoch):
+            logger.info("not unloading __consumer_offsets-%d at epoch %s: epoch %s is newer", partition, epoch,
+                        self._partitions.epoch(partition))
+            return []
+        dropped = [group for group in self._groups.values() if self.partition_for(group.group_id) == partition]
+        for group in dropped:
+            del self._groups[group.group_id]
+        logger.info("unloaded %d group(s) of __consumer_offsets-%d", len(dropped), partition)
+        return dropped
+
+    def _refresh_partition_count(self) -> None:
+        count = self._topic.partition_count()
+        if count is not None:
+            self._partitions.partition_count = count
 
     def _load_next(self) -> None:
         self._load_timer = None
         if not self._load_queue:
             return
-        partition = self._load_queue.popleft()
-        if self._partitions.status(partition) is PartitionStatus.LOADING:
+        partition, epoch = self._load_queue.popleft()
+        # A load whose partition moved on meanwhile (resigned, or elected again at a newer epoch) is dropped.
+        if self._partitions.is_loading_at(partition, epoch):
             self.load_partition(partition)
         if self._load_queue:
             self._load_timer = self._scheduler.call_later(0, self._load_next)
@@ -149,8 +187,10 @@ class GroupMetadataManager:
         self._partitions.set_status(partition, PartitionStatus.LOADED)
         logger.log(
             logging.INFO if loaded.records else logging.DEBUG,
-            "loaded %d group(s) from __consumer_offsets-%d (%d record(s), %d skipped, %d open transaction(s))",
-            len(loaded.groups), partition, loaded.records, loaded.skipped, len(loaded.open_transactions),
+            "loaded %d group(s) from __consumer_offsets-%d at epoch %s (%d record(s), %d skipped, "
+            "%d open transaction(s))",
+            len(loaded.groups), partition, self._partitions.epoch(partition), loaded.records, loaded.skipped,
+            len(loaded.open_transactions),
         )
 
     def check(self, group_id: str | None, *, allow_empty_id: bool) -> ErrorCode:

@@ -38,6 +38,10 @@ class OffsetsTopic(Protocol):
         """The partitions this broker leads, whose groups it coordinates."""
         ...
 
+    def leader_epoch(self, partition: int) -> int:
+        """The epoch of this broker's leadership of ``partition``."""
+        ...
+
     def append(
         self, partition: int, records: Sequence[KeyValue], timestamp_ms: int, *, producer: TxnProducer | None = None
     ) -> int:

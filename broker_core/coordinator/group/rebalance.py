@@ -174,12 +174,22 @@ class Rebalancer:
     def shutdown(self) -> None:
         """Answer every parked request with NOT_COORDINATOR and cancel every timer."""
         for group in self._groups.groups():
-            self.cancel_timers(group)
-            for member in group:
-                member.cancel_heartbeat()
-                join = member.take_join_callback()
-                if join is not None:
-                    join(JoinGroupResult(E.NOT_COORDINATOR, member_id=member.member_id))
-                sync = member.take_sync_callback()
-                if sync is not None:
-                    sync(SyncGroupResult(E.NOT_COORDINATOR))
+            self._stop_serving(group)
+
+    def unload(self, group: GroupMetadata) -> None:
+        """The group moved to another coordinator: answer its parked requests, stop its timers, mark it Dead
+        (a timer or callback still holding it then leaves it alone)."""
+        self._stop_serving(group)
+        if not group.is_(S.DEAD):
+            group.transition_to(S.DEAD, self._now())
+
+    def _stop_serving(self, group: GroupMetadata) -> None:
+        self.cancel_timers(group)
+        for member in group:
+            member.cancel_heartbeat()
+            join = member.take_join_callback()
+            if join is not None:
+                join(JoinGroupResult(E.NOT_COORDINATOR, member_id=member.member_id))
+            sync = member.take_sync_callback()
+            if sync is not None:
+                sync(SyncGroupResult(E.NOT_COORDINATOR))

@@ -18,7 +18,17 @@ request that arrives while a transaction is being completed is answered
 CONCURRENT_TRANSACTIONS and retried by the client, exactly as with Kafka.
 
 After a restart, a transaction found in PrepareCommit or PrepareAbort is
-completed: its markers are written again and Complete* recorded.
+completed: its markers are written again and Complete* recorded
+(:mod:`txn_completion`).
+
+In a cluster the coordinator of an id is the leader of its
+``__transaction_state`` partition, and moves with it: ``on_elected`` loads
+the partition (its ids answer COORDINATOR_LOAD_IN_PROGRESS meanwhile) and
+completes the prepared transactions found there; ``on_resigned`` drops its
+ids, their open transactions and markers in flight, and they answer
+NOT_COORDINATOR. A transaction in flight during a move therefore ends
+whole: a prepared one is completed by the new coordinator; an ongoing one
+continues there with the producer's next request, or times out there.
 """
 
 from __future__ import annotations
@@ -28,8 +38,9 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from broker_core.coordinator.scheduler import Scheduler, TimerHandle
-from broker_core.coordinator.transaction.txn_config import MARKER_RETRY_BACKOFF_MS, TxnConfig
-from broker_core.coordinator.transaction.txn_markers import MarkerRequest, MarkerWriter
+from broker_core.coordinator.transaction.txn_completion import TxnCompletion
+from broker_core.coordinator.transaction.txn_config import TxnConfig
+from broker_core.coordinator.transaction.txn_markers import MarkerWriter
 from broker_core.coordinator.transaction.txn_metadata import TxnMetadata
 from broker_core.coordinator.transaction.txn_state import TxnState
 from broker_core.coordinator.transaction.txn_state_manager import TransactionStateManager
@@ -63,27 +74,28 @@ class TransactionCoordinator:
     ) -> None:
         self._config = config
         self._state = state
-        self._markers = markers
         self._scheduler = scheduler
+        self._completion = TxnCompletion(state, markers, scheduler)
         self._next_producer_id = next_producer_id
         self._partition_exists = partition_exists
         self._offsets_partition_for = offsets_partition_for
         self._timers: list[TimerHandle] = []
-        # Partitions still waiting for a marker, per transactional id being completed.
-        self._pending_markers: dict[str, set[TopicPartition]] = {}
         self._active = False
+        self._stopped = False
 
     # --- lifecycle -------------------------------------------------------------------------
 
     def startup(self) -> None:
-        self._active = True
+        """Serve: load the partitions led here now (at once) and complete the transactions they left prepared."""
+        self._active = self._completion.active = True
         self._state.startup()
-        self._resume_prepared()
+        self._completion.resume()
         self._every(self._config.abort_timed_out_interval_ms, self.abort_timed_out_transactions)
         self._every(self._config.remove_expired_interval_ms, self.remove_expired_transactional_ids)
 
     def shutdown(self) -> None:
-        self._active = False
+        self._active = self._completion.active = False
+        self._stopped = True
         for timer in self._timers:
             timer.cancel()
         self._timers.clear()
@@ -101,8 +113,26 @@ class TransactionCoordinator:
 
     def ensure_state_topic(self) -> int:
         count = self._state.ensure_topic()
-        self._resume_prepared()
+        self._completion.resume()
         return count
+
+    def on_elected(self, partition: int, leader_epoch: int) -> None:
+        """This broker now leads ``__transaction_state-<partition>`` at ``leader_epoch`` (the coordinator
+        epoch): its ids are loaded on a later turn, then its prepared transactions completed."""
+        if self._stopped or not self._state.begin_load(partition, leader_epoch):
+            return
+        self._completion.drop_partition(partition)
+        self._scheduler.call_later(0, lambda: self._load(partition, leader_epoch))
+
+    def _load(self, partition: int, leader_epoch: int) -> None:
+        if not self._stopped and self._state.load_partition(partition, leader_epoch):
+            self._completion.resume(partition)
+
+    def on_resigned(self, partition: int, leader_epoch: int | None) -> None:
+        """This broker no longer leads ``__transaction_state-<partition>``: its ids, their transactions
+        and their markers in flight are dropped here; the new leader loads and completes them."""
+        if self._state.unload_partition(partition, leader_epoch):
+            self._completion.drop_partition(partition)
 
     def partition_for(self, transactional_id: str) -> int:
         return self._state.partition_for(transactional_id)
@@ -127,7 +157,7 @@ class TransactionCoordinator:
         current = self._state.get(transactional_id)
         if current is None:
             new = TxnMetadata(transactional_id, self._next_producer_id(), 0, timeout_ms, S.EMPTY, frozenset(), now)
-        elif current.state.is_prepare or transactional_id in self._pending_markers:
+        elif current.state.is_prepare or self._completion.is_pending(transactional_id):
             return InitProducerIdResult(E.CONCURRENT_TRANSACTIONS)
         elif current.state is S.ONGOING:
             # Fence the running instance: its transaction is aborted under a bumped epoch.
@@ -171,7 +201,7 @@ class TransactionCoordinator:
         current, error = self._checked(transactional_id, producer_id, producer_epoch)
         if current is None:
             return error
-        if current.state.is_prepare or transactional_id in self._pending_markers:
+        if current.state.is_prepare or self._completion.is_pending(transactional_id):
             return E.CONCURRENT_TRANSACTIONS
         if current.state is S.ONGOING and current.partitions.issuperset(partitions):
             return E.NONE
@@ -189,7 +219,7 @@ class TransactionCoordinator:
         state = current.state
         wanted_prepare = S.PREPARE_COMMIT if commit else S.PREPARE_ABORT
         wanted_complete = S.COMPLETE_COMMIT if commit else S.COMPLETE_ABORT
-        if state is S.ONGOING and transactional_id not in self._pending_markers:
+        if state is S.ONGOING and not self._completion.is_pending(transactional_id):
             return self._prepare(current.prepared(commit=commit, now=self._scheduler.now_ms()))
         if state is wanted_complete:
             return E.NONE  # a retry of an EndTxn that already finished
@@ -201,7 +231,15 @@ class TransactionCoordinator:
 
     def verify_offset_commit(self, transactional_id: str, producer_id: int, producer_epoch: int,
                              group_id: str) -> ErrorCode:
-        """NONE when the transaction is open and AddOffsetsToTxn added ``group_id``'s partition."""
+        """NONE when the transaction is open and AddOffsetsToTxn added ``group_id``'s partition.
+
+        Only an id coordinated here can be checked: for one whose partition
+        another broker leads, the commit is accepted unchecked, as Kafka's group
+        coordinator accepts every TxnOffsetCommit (before KIP-890); the
+        partition's marker still decides whether the offsets count.
+        """
+        if self._state.coordinator_error(transactional_id) is E.NOT_COORDINATOR and self._state.topic_exists():
+            return E.NONE
         current, error = self._checked(transactional_id, producer_id, producer_epoch)
         if current is None:
             return error
@@ -214,40 +252,8 @@ class TransactionCoordinator:
     def _prepare(self, prepared: TxnMetadata) -> ErrorCode:
         error = self._state.put(prepared, self._scheduler.now_ms())
         if error is E.NONE:
-            self._pending_markers[prepared.transactional_id] = set(prepared.partitions)
-            self._scheduler.call_later(0, lambda: self._send_markers(prepared.transactional_id))
+            self._completion.start(prepared)
         return error
-
-    def _resume_prepared(self) -> None:
-        for txn in self._state:
-            if txn.state.is_prepare and txn.transactional_id not in self._pending_markers:
-                logger.info("completing %s of transactional id %r found on load", txn.state.display_name,
-                            txn.transactional_id)
-                self._pending_markers[txn.transactional_id] = set(txn.partitions)
-                self._scheduler.call_later(0, lambda tid=txn.transactional_id: self._send_markers(tid))
-
-    def _send_markers(self, transactional_id: str) -> None:
-        remaining = self._pending_markers.get(transactional_id)
-        txn = self._state.get(transactional_id)
-        if remaining is None or txn is None or not txn.state.is_prepare or not self._active:
-            self._pending_markers.pop(transactional_id, None)
-            return
-        request = MarkerRequest(txn.producer_id, txn.producer_epoch, self._state.coordinator_epoch(transactional_id),
-                                commit=txn.state is S.PREPARE_COMMIT)
-        outcome = self._markers.write_markers(request, sorted(remaining, key=str))
-        if outcome.retry:
-            self._pending_markers[transactional_id] = outcome.retry
-            self._scheduler.call_later(MARKER_RETRY_BACKOFF_MS, lambda: self._send_markers(transactional_id))
-            return
-        now = self._scheduler.now_ms()
-        error = self._state.put(txn.completed(now), now)
-        if error is not E.NONE:
-            logger.warning("recording the end of transactional id %r failed (%s); retrying", transactional_id,
-                           error.name)
-            self._scheduler.call_later(MARKER_RETRY_BACKOFF_MS, lambda: self._send_markers(transactional_id))
-            return
-        del self._pending_markers[transactional_id]
-        logger.debug("transactional id %r: %s", transactional_id, self._state.get(transactional_id).state.display_name)
 
     # --- housekeeping ----------------------------------------------------------------------
 
@@ -256,7 +262,7 @@ class TransactionCoordinator:
         now = self._scheduler.now_ms()
         aborted = 0
         for txn in self._state:
-            if (txn.has_expired_timeout(now) and txn.transactional_id not in self._pending_markers
+            if (txn.has_expired_timeout(now) and not self._completion.is_pending(txn.transactional_id)
                     and self._coordinator_error(txn.transactional_id) is E.NONE):
                 logger.info("aborting transaction of %r: open for %d ms, timeout %d ms", txn.transactional_id,
                             now - txn.start_ms, txn.timeout_ms)

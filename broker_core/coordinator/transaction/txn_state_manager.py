@@ -6,6 +6,11 @@ partition over it replays the partition's records (the last value of each
 id wins; a tombstone removes it) before answering for its ids; until then
 they get COORDINATOR_LOAD_IN_PROGRESS. A partition whose log cannot be read
 answers COORDINATOR_NOT_AVAILABLE rather than forget open transactions.
+When this broker stops leading a partition its ids leave the cache at once
+(the new leader loads them from the log). Elections and resignations carry
+the partition's leader epoch, which is the coordinator epoch of the
+partition's markers; a stale one changes nothing (see
+:mod:`broker_core.coordinator.partition_ownership`).
 
 Every change is checked against the state machine, written, and only then
 cached: the log never holds an illegal transition, and the cache never holds
@@ -18,7 +23,7 @@ import logging
 from typing import Iterator
 
 from broker_core.coordinator.internal_topic import CoordinatorTopic
-from broker_core.coordinator.partition_ownership import OwnedPartitions, PartitionStatus
+from broker_core.coordinator.partition_ownership import Election, OwnedPartitions, PartitionStatus
 from broker_core.coordinator.transaction.txn_log import (
     TxnLogRecordError,
     decode_key,
@@ -49,7 +54,6 @@ class TransactionStateManager:
     def __init__(self, topic: CoordinatorTopic, *, partitions: int) -> None:
         self._topic = topic
         self._partitions = OwnedPartitions(partitions)
-        self._coordinator_epochs: dict[int, int] = {}
         self._txns: dict[str, TxnMetadata] = {}
 
     # --- ownership and loading -------------------------------------------------------------
@@ -62,22 +66,54 @@ class TransactionStateManager:
         return self._partitions.partition_for(transactional_id)
 
     def startup(self) -> None:
+        """Own and load, at once, the partitions this broker leads now (in a cluster, elections arrive later)."""
         count = self._topic.partition_count()
         if count is not None:
             self._partitions.partition_count = count
-            for partition in self._topic.led_partitions():
-                self.load_partition(partition)
+            self._adopt_led_partitions()
 
     def ensure_topic(self) -> int:
         """Create ``__transaction_state`` on first use and own the partitions led here."""
         self._partitions.partition_count = self._topic.create()
-        for partition in self._topic.led_partitions():
-            if self._partitions.status(partition) is None:
-                self.load_partition(partition)
+        self._adopt_led_partitions()
         return self._partitions.partition_count
 
-    def load_partition(self, partition: int) -> None:
-        self._partitions.set_status(partition, PartitionStatus.LOADING)
+    def topic_exists(self) -> bool:
+        return self._topic.partition_count() is not None
+
+    def _adopt_led_partitions(self) -> None:
+        for partition in self._topic.led_partitions():
+            if self._partitions.status(partition) is None:
+                epoch = self._topic.leader_epoch(partition)
+                if self.begin_load(partition, epoch):
+                    self.load_partition(partition, epoch)
+
+    def begin_load(self, partition: int, epoch: int) -> bool:
+        """This broker leads ``partition`` at ``epoch``. True when its records must now be (re)loaded:
+        its transactional ids are dropped from the cache and answer COORDINATOR_LOAD_IN_PROGRESS.
+
+        False for a stale epoch or a repeated one. A newer epoch of a partition
+        already owned reloads it, as Kafka's transaction coordinator does.
+        """
+        count = self._topic.partition_count()
+        if count is not None:
+            self._partitions.partition_count = count
+        election = self._partitions.elect(partition, epoch, reload_owned=True)
+        if election is Election.STALE:
+            logger.info("not loading __transaction_state-%d at epoch %d: epoch %s is newer", partition, epoch,
+                        self._partitions.epoch(partition))
+        if election is not Election.LOAD:
+            return False
+        self._forget(partition)
+        return True
+
+    def load_partition(self, partition: int, epoch: int) -> bool:
+        """Replay the partition into the cache; False, changing nothing, when the partition has moved on
+        (resigned, or elected again at another epoch) since ``begin_load``, or its log cannot be read."""
+        if not self._partitions.is_loading_at(partition, epoch):
+            logger.info("dropping the load of __transaction_state-%d at epoch %d: the partition has moved on",
+                        partition, epoch)
+            return False
         loaded: dict[str, TxnMetadata] = {}
         try:
             for batch in self._topic.read_batches(partition):
@@ -88,13 +124,30 @@ class TransactionStateManager:
         except Exception:
             logger.exception("cannot load __transaction_state-%d; its transactional ids stay unavailable", partition)
             self._partitions.set_status(partition, PartitionStatus.FAILED)
-            return
-        for transactional_id in [t for t in self._txns if self.partition_for(t) == partition]:
-            del self._txns[transactional_id]
+            return False
+        self._forget(partition)
         self._txns.update(loaded)
-        self._coordinator_epochs[partition] = self._topic.leader_epoch(partition)
         self._partitions.set_status(partition, PartitionStatus.LOADED)
-        logger.info("loaded %d transactional id(s) from __transaction_state-%d", len(loaded), partition)
+        logger.info("loaded %d transactional id(s) from __transaction_state-%d at epoch %d", len(loaded), partition,
+                    epoch)
+        return True
+
+    def unload_partition(self, partition: int, epoch: int | None) -> bool:
+        """This broker no longer leads ``partition``: its transactional ids leave the cache. False,
+        changing nothing, when a newer election of the partition has already been seen."""
+        if not self._partitions.resign(partition, epoch):
+            logger.info("not unloading __transaction_state-%d at epoch %s: epoch %s is newer", partition, epoch,
+                        self._partitions.epoch(partition))
+            return False
+        dropped = self._forget(partition)
+        logger.info("unloaded %d transactional id(s) of __transaction_state-%d", dropped, partition)
+        return True
+
+    def _forget(self, partition: int) -> int:
+        gone = [t for t in self._txns if self.partition_for(t) == partition]
+        for transactional_id in gone:
+            del self._txns[transactional_id]
+        return len(gone)
 
     @staticmethod
     def _replay(key: bytes | None, value: bytes | None, loaded: dict[str, TxnMetadata]) -> None:
@@ -113,7 +166,9 @@ class TransactionStateManager:
         return self._partitions.coordinator_error(transactional_id)
 
     def coordinator_epoch(self, transactional_id: str) -> int:
-        return self._coordinator_epochs.get(self.partition_for(transactional_id), -1)
+        """The leader epoch of the id's partition: the coordinator epoch its markers carry."""
+        epoch = self._partitions.epoch(self.partition_for(transactional_id))
+        return -1 if epoch is None else epoch
 
     # --- reads and writes ------------------------------------------------------------------
 

@@ -41,6 +41,7 @@ from broker_core.server.handlers import (
     produce,
     sync_group,
     txn_offset_commit,
+    write_txn_markers,
 )
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.connection import Request
@@ -74,6 +75,7 @@ _HANDLERS: Mapping[ApiKey, Callable[[BrokerContext, Request], Any]] = {
     ApiKey.ADD_OFFSETS_TO_TXN: add_offsets_to_txn.handle,
     ApiKey.END_TXN: end_txn.handle,
     ApiKey.TXN_OFFSET_COMMIT: txn_offset_commit.handle,
+    ApiKey.WRITE_TXN_MARKERS: write_txn_markers.handle,
 }
 
 SERVED_APIS = frozenset(_HANDLERS)

@@ -79,13 +79,26 @@ class ManualScheduler:
 
 
 class MemoryOffsetsTopic:
-    """``__consumer_offsets`` held as batches in memory; survives coordinator restarts."""
+    """``__consumer_offsets`` held as batches in memory; survives coordinator restarts.
 
-    def __init__(self, partitions: int | None = None) -> None:
+    ``led`` lists the partitions the broker leads at start-up (None: all of them), at ``epoch``;
+    ``loads`` counts reads.
+    """
+
+    def __init__(self, partitions: int | None = None, *, led: set[int] | None = None) -> None:
         self.partitions = partitions
         self.batches: dict[int, list[bytes]] = {}
         self.fail_with: ErrorCode | None = None
         self.appends = 0
+        self.led = led
+        self.epoch = 0
+        self.loads: list[int] = []
+
+    def view(self, *, led: set[int]) -> MemoryOffsetsTopic:
+        """The same stored partitions as another broker sees them: it leads ``led`` at start-up."""
+        other = MemoryOffsetsTopic(self.partitions, led=led)
+        other.batches = self.batches
+        return other
 
     def partition_count(self) -> int | None:
         return self.partitions
@@ -96,7 +109,10 @@ class MemoryOffsetsTopic:
         return self.partitions
 
     def led_partitions(self) -> list[int]:
-        return list(range(self.partitions or 0))
+        return [p for p in range(self.partitions or 0) if self.led is None or p in self.led]
+
+    def leader_epoch(self, partition: int) -> int:
+        return self.epoch
 
     def _next_offset(self, partition: int) -> int:
         return sum(len(list(iter_records(b))) for b in self.batches.get(partition, []))
@@ -139,6 +155,7 @@ class MemoryOffsetsTopic:
         )
 
     def read_batches(self, partition: int) -> Iterator[DecodedBatch]:
+        self.loads.append(partition)
         for batch in self.batches.get(partition, []):
             yield from iter_decoded_batches(batch)
 

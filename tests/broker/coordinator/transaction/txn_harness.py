@@ -8,6 +8,7 @@ from typing import Iterable, Iterator, Sequence
 from broker_core.coordinator.transaction import (
     MarkerOutcome,
     MarkerRequest,
+    MarkersDone,
     TransactionCoordinator,
     TransactionStateManager,
     TxnConfig,
@@ -25,13 +26,24 @@ TOPICS = {"orders": 3, "payments": 2, "__consumer_offsets": 4}
 
 
 class MemoryTxnTopic:
-    """``__transaction_state`` as real batches in memory; survives coordinator restarts."""
+    """``__transaction_state`` as real batches in memory; survives coordinator restarts.
 
-    def __init__(self, partitions: int | None = None) -> None:
+    ``led`` lists the partitions the broker leads at start-up (None: all of them); ``loads`` counts reads.
+    """
+
+    def __init__(self, partitions: int | None = None, *, led: set[int] | None = None) -> None:
         self.partitions = partitions
         self.batches: dict[int, list[bytes]] = {}
         self.fail_with: ErrorCode | None = None
         self.epoch = 0
+        self.led = led
+        self.loads: list[int] = []
+
+    def view(self, *, led: set[int]) -> MemoryTxnTopic:
+        """The same stored partitions as another broker sees them: it leads ``led`` at start-up."""
+        other = MemoryTxnTopic(self.partitions, led=led)
+        other.batches = self.batches
+        return other
 
     def partition_count(self) -> int | None:
         return self.partitions
@@ -42,7 +54,7 @@ class MemoryTxnTopic:
         return self.partitions
 
     def led_partitions(self) -> list[int]:
-        return list(range(self.partitions or 0))
+        return [p for p in range(self.partitions or 0) if self.led is None or p in self.led]
 
     def leader_epoch(self, partition: int) -> int:
         return self.epoch
@@ -56,6 +68,7 @@ class MemoryTxnTopic:
                                base_offset=base))
 
     def read_batches(self, partition: int) -> Iterator[DecodedBatch]:
+        self.loads.append(partition)
         for raw in self.batches.get(partition, []):
             yield from iter_decoded_batches(raw)
 
@@ -70,7 +83,7 @@ class RecordingMarkers:
     written: list[tuple[TopicPartition, MarkerRequest]] = field(default_factory=list)
     unavailable: set[TopicPartition] = field(default_factory=set)
 
-    def write_markers(self, request: MarkerRequest, partitions: Iterable[TopicPartition]) -> MarkerOutcome:
+    def write_markers(self, request: MarkerRequest, partitions: Iterable[TopicPartition], done: MarkersDone) -> None:
         outcome = MarkerOutcome()
         for tp in partitions:
             if tp in self.unavailable:
@@ -78,17 +91,18 @@ class RecordingMarkers:
             else:
                 self.written.append((tp, request))
                 outcome.written.add(tp)
-        return outcome
+        done(outcome)
 
     def for_producer(self, producer_id: int) -> dict[TopicPartition, MarkerRequest]:
         return {tp: r for tp, r in self.written if r.producer_id == producer_id}
 
 
 class TxnHarness:
-    def __init__(self, topic: MemoryTxnTopic | None = None, scheduler: ManualScheduler | None = None) -> None:
+    def __init__(self, topic: MemoryTxnTopic | None = None, scheduler: ManualScheduler | None = None,
+                 markers: RecordingMarkers | None = None) -> None:
         self.topic = topic if topic is not None else MemoryTxnTopic()
         self.scheduler = scheduler if scheduler is not None else ManualScheduler()
-        self.markers = RecordingMarkers()
+        self.markers = markers if markers is not None else RecordingMarkers()
         self._next_id = 1000
         self.coordinator = TransactionCoordinator(
             CONFIG,

@@ -1,0 +1,68 @@
+"""WriteTxnMarkers: another broker's transaction coordinator ends a transaction on partitions led here.
+
+Each marker entry (producer id and epoch, commit or abort, coordinator
+epoch) is appended to each named partition this broker leads, through the
+same path as the markers of this broker's own coordinator. Every partition
+gets its own code: NOT_LEADER_OR_FOLLOWER or UNKNOWN_TOPIC_OR_PARTITION when
+it is not led here, INVALID_PRODUCER_EPOCH or TRANSACTION_COORDINATOR_FENCED
+when the partition has seen a newer producer or coordinator. A marker that
+lands in ``__consumer_offsets`` also ends the transaction's pending offsets
+in this broker's group coordinator.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from broker_core.coordinator.transaction.txn_markers import MarkerRequest
+from broker_core.server.context import BrokerContext
+from broker_core.server.errors import error_code_for
+from broker_core.server.handlers.partition_lookup import leader_partition
+from broker_core.server.txn_marker_writer import OffsetsMarkerListener, write_local_marker
+from spate.protocol.connection import Request
+from spate.protocol.errors import ErrorCode
+from spate.protocol.messages.write_txn_markers import WriteTxnMarkersResponse
+
+R = WriteTxnMarkersResponse
+
+
+def handle(ctx: BrokerContext, request: Request) -> Any:
+    on_offsets_marker = _offsets_listener(ctx)
+    results = []
+    for marker in request.body.markers:
+        ending = MarkerRequest(marker.producer_id, marker.producer_epoch, marker.coordinator_epoch,
+                               commit=marker.transaction_result)
+        topics = [
+            R.WritableTxnMarkerTopicResult(
+                name=topic.name,
+                partitions=[
+                    R.WritableTxnMarkerPartitionResult(
+                        partition_index=index, error_code=_write(ctx, ending, topic.name, index, on_offsets_marker)
+                    )
+                    for index in topic.partition_indexes
+                ],
+            )
+            for topic in marker.topics
+        ]
+        results.append(R.WritableTxnMarkerResult(producer_id=marker.producer_id, topics=topics))
+    return R(markers=results)
+
+
+def _write(ctx: BrokerContext, ending: MarkerRequest, topic: str, index: int,
+           on_offsets_marker: OffsetsMarkerListener | None) -> ErrorCode:
+    try:
+        partition = leader_partition(ctx, topic, index)
+        write_local_marker(ctx.replicas, partition, ending, timestamp_ms=ctx.clock(),
+                           on_offsets_marker=on_offsets_marker)
+    except Exception as exc:
+        return error_code_for(exc, where="write_txn_markers")
+    return ErrorCode.NONE
+
+
+def _offsets_listener(ctx: BrokerContext) -> OffsetsMarkerListener | None:
+    groups = ctx.group_coordinator
+    if groups is None:
+        return None
+    return lambda partition, producer_id, commit: groups.complete_transactional_offsets(
+        offsets_partition=partition, producer_id=producer_id, commit=commit
+    )
