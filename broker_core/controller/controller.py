@@ -333,6 +333,10 @@ class KafkaController:
                 context.partition_states[tp] = PartitionState.ONLINE if alive else PartitionState.OFFLINE
         replicas = context.replicas_for(partitions)
         self.replicas.handle_state_changes(replicas, ReplicaState.NEW)
+        for tp in partitions:
+            if tp in context.leadership and context.partition_state(tp) is PartitionState.ONLINE:
+                live = [b for b in context.replicas_of(tp) if context.is_replica_online(b)]
+                self._batch.add_leader_and_isr(live, tp, context.leadership[tp])
         self.partitions.trigger_online_partition_state_change(partitions)
         self.replicas.handle_state_changes(
             [r for r in replicas if context.is_replica_online(r.broker_id)], ReplicaState.ONLINE

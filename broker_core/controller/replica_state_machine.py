@@ -78,6 +78,8 @@ class ReplicaStateMachine:
     def _online(self, replicas: list[PartitionReplica]) -> None:
         context = self._context
         for replica in replicas:
+            if context.replica_state(replica) is ReplicaState.NEW:
+                continue  # a new partition's replicas heard of it when it got its first leader
             leadership = context.leadership.get(replica.partition)
             if leadership is not None and context.is_replica_online(replica.broker_id):
                 self._batch.add_leader_and_isr([replica.broker_id], replica.partition, leadership)

@@ -176,11 +176,17 @@ class ControllerCluster:
         return broker
 
     def controller(self) -> RecordingBroker:
-        return wait_until(
-            lambda: next((b for b in self.brokers.values() if b.controller is not None and b.controller.is_active()),
-                         None),
-            "an active controller", WAIT_S,
-        )
+        """The broker whose controller is active and already counts every registered broker as live."""
+
+        def settled() -> RecordingBroker | None:
+            for broker in self.brokers.values():
+                controller = broker.controller
+                if controller is not None and controller.is_active():
+                    live = set(controller.context.live_brokers)
+                    return broker if live == {b.broker_id for b in self.brokers.values() if b.session} else None
+            return None
+
+        return wait_until(settled, "an active controller that knows every broker", WAIT_S)
 
     # --- admin writes, as a broker handling admin requests makes them ---------------------------
 
