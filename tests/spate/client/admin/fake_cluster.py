@@ -1,8 +1,8 @@
 """A scripted cluster for admin and CLI tests: one FakeBroker answering as brokers 0..n-1 of a cluster.
 
-Metadata is answered from ``brokers``, ``controller`` and ``topics`` (every
-broker id points at the one fake's port, so a client may open a connection
-per node id). Every other API is answered by ``answers[api_key](version,
+Metadata and DescribeCluster are answered from ``brokers``, ``controller``
+and ``topics`` (every broker id points at the one fake's port, so a client
+may open a connection per node id) unless ``answers`` says otherwise. Every other API is answered by ``answers[api_key](version,
 body)``; an API with no answer is left silent (the client times out).
 ``requests`` records ``(api_key, version, body)`` of everything but
 ApiVersions, in arrival order, for tests that check what was sent.
@@ -18,10 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from spate.protocol import ADVERTISED_VERSIONS, ApiKey, ErrorCode, VersionRange
+from spate.protocol.messages.alter_configs import AlterConfigsResponse
 from spate.protocol.messages.alter_partition_reassignments import AlterPartitionReassignmentsResponse
 from spate.protocol.messages.describe_cluster import DescribeClusterResponse
+from spate.protocol.messages.describe_configs import ConfigSource, DescribeConfigsResponse
 from spate.protocol.messages.elect_leaders import ElectLeadersResponse
 from spate.protocol.messages.incremental_alter_configs import IncrementalAlterConfigsResponse
+from spate.protocol.messages.list_offsets import ListOffsetsResponse
 from spate.protocol.messages.list_partition_reassignments import ListPartitionReassignmentsResponse
 from spate.protocol.messages.metadata import MetadataResponse
 from tests.spate.client.fake_broker import SILENT, FakeBroker
@@ -90,6 +93,10 @@ class FakeCluster:
             return self.answers[api_key](version, body)
         if api_key == ApiKey.METADATA:
             return self.metadata(body)
+        if api_key == ApiKey.DESCRIBE_CLUSTER:
+            return describe_cluster_response(
+                {b: ("127.0.0.1", self.port, self.racks.get(b)) for b in self.brokers}, self.controller, self.cluster_id
+            )
         return SILENT
 
     def metadata(self, body: Any) -> Any:
@@ -176,5 +183,39 @@ def config_change_response(body: Any, errors: Mapping[str, int] | None = None) -
             error_code=(errors or {}).get(r.resource_name, 0), resource_type=r.resource_type,
             resource_name=r.resource_name,
         )
+        for r in body.resources
+    ])
+
+
+def offsets_response(body: Any, offset: int = 0) -> Any:
+    """ListOffsets answering ``offset`` for every partition asked."""
+    R = ListOffsetsResponse
+    return R(topics=[
+        R.ListOffsetsTopicResponse(name=t.name, partitions=[
+            R.ListOffsetsPartitionResponse(partition_index=p.partition_index, error_code=0, offset=offset)
+            for p in t.partitions
+        ])
+        for t in body.topics
+    ])
+
+
+def configs_response(body: Any, overrides: Mapping[str, str] | None = None) -> Any:
+    """DescribeConfigs answering each resource with ``overrides`` as dynamic topic configs."""
+    R = DescribeConfigsResponse
+    return R(results=[
+        R.DescribeConfigsResult(
+            error_code=0, resource_type=r.resource_type, resource_name=r.resource_name,
+            configs=[R.DescribeConfigsResourceResult(name=k, value=v, read_only=False, is_sensitive=False,
+                                                     config_source=ConfigSource.DYNAMIC_TOPIC_CONFIG)
+                     for k, v in (overrides or {}).items()],
+        )
+        for r in body.resources
+    ])
+
+
+def alter_configs_response(body: Any) -> Any:
+    R = AlterConfigsResponse
+    return R(responses=[
+        R.AlterConfigsResourceResponse(error_code=0, resource_type=r.resource_type, resource_name=r.resource_name)
         for r in body.resources
     ])
