@@ -4,7 +4,10 @@ Once every broker answers Metadata the bootstrap list is printed on stdout
 (one line, e.g. ``127.0.0.1:9092,127.0.0.1:9093,127.0.0.1:9094``); then a
 live table shows each broker's address, whether it is alive, how many
 partitions it leads and which one is the controller, refreshed every couple
-of seconds (``--no-status``: nothing more is printed, for scripts). SIGTERM
+of seconds (``--no-status``: nothing more is printed, for scripts). With
+``--output json`` the first line is a JSON document (bootstrap servers,
+ZooKeeper, each broker's address and log) and the status is one JSON line
+per refresh instead of the table. SIGTERM
 or Ctrl-C stops the brokers, then ZooKeeper, and exits 0. A child that dies
 during start-up, or a start-up that outlasts ``--start-timeout-ms``, stops
 everything and exits 1 with the end of that child's log. The processes are
@@ -20,11 +23,12 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from rich.live import Live
 from rich.table import Table
 
-from spate.cli.common import console, key_value, positive_int
+from spate.cli.common import add_output_argument, console, key_value, positive_int, print_json
 from spate.cli.errors import CliError
 from spate.cli.local_cluster import ChildProcess, LocalCluster
 from spate.cli.zookeeper import port_number
@@ -64,6 +68,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                     help=f"give up starting after this long (default: {DEFAULT_START_TIMEOUT_MS})")
     up.add_argument("--stop-timeout-ms", type=positive_int, default=DEFAULT_STOP_TIMEOUT_MS, metavar="MS",
                     help=f"how long each process may take to stop before it is killed (default: {DEFAULT_STOP_TIMEOUT_MS})")
+    add_output_argument(up)
     up.set_defaults(func=run_up)
 
 
@@ -85,13 +90,16 @@ def run_up(args: argparse.Namespace) -> int:
         try:
             if not cluster.start(time.monotonic() + args.start_timeout_ms / 1000, stopping.is_set):
                 return 0  # stopped while starting
-            print(cluster.bootstrap, flush=True)
+            if args.output == "json":
+                print_json(_started_document(cluster))
+            else:
+                print(cluster.bootstrap, flush=True)
             print(f"spate: {args.brokers} broker(s) up, ZooKeeper on 127.0.0.1:{args.zookeeper_port}, "
                   f"logs in {args.data_dir}; SIGTERM or Ctrl-C stops them", file=sys.stderr, flush=True)
             if args.no_status:
                 _wait_quietly(cluster, stopping)
             else:
-                _show_status(cluster, stopping)
+                _show_status(cluster, stopping, as_json=args.output == "json")
         finally:
             _stop(cluster, args.stop_timeout_ms / 1000)
     finally:
@@ -116,8 +124,7 @@ def _report_exits(cluster: LocalCluster) -> None:
             child.reported = True
             print(f"spate: {child.name} exited with code {child.exit_code} (see {child.log_path})",
                   file=sys.stderr, flush=True)
-    if all(child.exit_code is not None for child in cluster.children):
-        raise CliError("every process of the cluster has exited")
+    _check_some_alive(cluster)
 
 
 def _wait_quietly(cluster: LocalCluster, stopping: threading.Event) -> None:
@@ -128,14 +135,52 @@ def _wait_quietly(cluster: LocalCluster, stopping: threading.Event) -> None:
 # --- the status table ----------------------------------------------------------------------------
 
 
-def _show_status(cluster: LocalCluster, stopping: threading.Event) -> None:
+def _show_status(cluster: LocalCluster, stopping: threading.Event, *, as_json: bool) -> None:
     with Admin(cluster.bootstrap, default_api_timeout_ms=_STATUS_TIMEOUT_MS, request_timeout_ms=_STATUS_TIMEOUT_MS,
                connect_timeout_ms=_STATUS_TIMEOUT_MS, client_id="spate-cluster-up") as admin:
+        if as_json:
+            while True:
+                print_json(status_document(cluster, *_observe(admin)))
+                sys.stdout.flush()
+                if stopping.wait(REFRESH_S):
+                    return
+                _check_some_alive(cluster)
         with Live(status_table(cluster, *_observe(admin)), console=console(), auto_refresh=False) as live:
             while not stopping.wait(REFRESH_S):
-                if all(child.exit_code is not None for child in cluster.children):
-                    raise CliError("every process of the cluster has exited")
+                _check_some_alive(cluster)
                 live.update(status_table(cluster, *_observe(admin)), refresh=True)
+
+
+def _check_some_alive(cluster: LocalCluster) -> None:
+    if all(child.exit_code is not None for child in cluster.children):
+        raise CliError("every process of the cluster has exited")
+
+
+def _started_document(cluster: LocalCluster) -> dict[str, Any]:
+    return {
+        "bootstrap_servers": cluster.bootstrap,
+        "zookeeper": {"address": f"127.0.0.1:{cluster.zookeeper_port}", "log": str(cluster.zookeeper.log_path)},
+        "brokers": [{"id": i, "address": cluster.address(i), "log": str(child.log_path)}
+                    for i, child in enumerate(cluster.broker_processes)],
+    }
+
+
+def status_document(
+    cluster: LocalCluster, described: ClusterDescription | None, led: Counter[int], problem: str | None
+) -> dict[str, Any]:
+    """The status table as one JSON document; ``alive`` is null for a running broker the cluster did not describe."""
+    listed = {b.node_id for b in described.brokers} if described is not None else set()
+    return {
+        "zookeeper": {"running": cluster.zookeeper.running, "exit_code": cluster.zookeeper.exit_code},
+        "controller": described.controller_id if described is not None and described.controller_id >= 0 else None,
+        "problem": problem,
+        "brokers": [
+            {"id": i, "address": cluster.address(i), "running": child.running, "exit_code": child.exit_code,
+             "alive": (child.running and i in listed) if described is not None else None,
+             "partitions_led": led.get(i, 0) if described is not None else None}
+            for i, child in enumerate(cluster.broker_processes)
+        ],
+    }
 
 
 def _observe(admin: Admin) -> tuple[ClusterDescription | None, Counter[int], str | None]:

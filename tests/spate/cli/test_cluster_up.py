@@ -15,6 +15,7 @@ Two kinds of test:
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -186,6 +187,26 @@ def test_the_status_table_shows_each_broker_its_partitions_and_the_controller(tm
     address = f"127.0.0.1:{cluster.base_port}"
     assert table_row(cluster.stdout, "0") == ["0", address, "yes", "2", "*"]
     assert f"ZooKeeper 127.0.0.1:{cluster.zookeeper_port}: running" in cluster.stdout
+
+
+def test_json_output_starts_with_the_cluster_then_one_status_line_per_refresh(tmp_path, launched) -> None:
+    cluster = launch(launched, tmp_path / "cluster", "--output", "json", *EMBEDDED)
+    started = json.loads(cluster.wait_up())
+    address = f"127.0.0.1:{cluster.base_port}"
+    assert started == {
+        "bootstrap_servers": address,
+        "zookeeper": {"address": f"127.0.0.1:{cluster.zookeeper_port}",
+                      "log": str(tmp_path / "cluster" / "zookeeper.log")},
+        "brokers": [{"id": 0, "address": address, "log": str(tmp_path / "cluster" / "broker-0.log")}],
+    }
+    wait_until(lambda: len(cluster.stdout.splitlines()) >= 2, "a status line")
+    assert cluster.stop() == 0, cluster.stderr
+    status = json_lines(cluster.stdout)[1]
+    assert status == {
+        "zookeeper": {"running": True, "exit_code": None}, "controller": 0, "problem": None,
+        "brokers": [{"id": 0, "address": address, "running": True, "exit_code": None, "alive": True,
+                     "partitions_led": 0}],
+    }
 
 
 def test_a_broker_that_dies_during_start_up_stops_everything_and_shows_its_log(tmp_path, launched) -> None:
