@@ -59,11 +59,6 @@ class TopicLeaders:
         return cls(topic.name, len(topic.partitions), topic.is_internal, led, leaderless)
 
 
-def partitions_led(topics: Iterable[TopicDescription]) -> Counter[int]:
-    """Partitions led per broker id, over ``topics``."""
-    return Counter(p.leader for t in topics for p in t.partitions if p.leader >= 0)
-
-
 def absent_brokers(cluster: ClusterDescription, topics: Iterable[TopicDescription]) -> list[int]:
     """Broker ids that replicas name but the cluster does not list: brokers that are down."""
     live = {b.node_id for b in cluster.brokers}

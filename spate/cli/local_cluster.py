@@ -69,7 +69,7 @@ class ChildProcess:
             return ""
 
     def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
-        return "\n".join(line for line in self.log_text().splitlines()[-lines:])
+        return "\n".join(self.log_text().splitlines()[-lines:])
 
     def signal(self, signum: int) -> None:
         if self.running:

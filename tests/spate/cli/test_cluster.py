@@ -9,7 +9,7 @@ import pytest
 from spate.protocol import ApiKey
 from tests.spate.cli.conftest import assert_one_line_failure, spate
 from tests.spate.cli.output import json_lines, table_row
-from tests.spate.client.admin.fake_cluster import FakePartition, describe_cluster_response, without
+from tests.spate.client.admin.fake_cluster import FakeCluster, FakePartition, describe_cluster_response, without
 
 
 @pytest.mark.integration
@@ -89,8 +89,6 @@ def test_brokers_named_by_replicas_but_not_listed_are_shown_as_not_alive(fake_cl
 
 
 def test_internal_topics_are_marked_and_not_counted_as_topics() -> None:
-    from tests.spate.client.admin.fake_cluster import FakeCluster
-
     topics = {"__consumer_offsets": [FakePartition(0, (0,))], "a": [FakePartition(0, (0,))]}
     with FakeCluster(topics=topics, internal=frozenset({"__consumer_offsets"}),
                      versions=without(ApiKey.DESCRIBE_CLUSTER)) as fake:
