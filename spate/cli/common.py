@@ -3,7 +3,9 @@
 Every command takes ``--bootstrap-server HOST:PORT`` (default from
 ``SPATE_BOOTSTRAP_SERVER``, else ``127.0.0.1:9092``) and ``--api-timeout-ms``,
 the longest any one broker operation may take, so an unreachable broker
-fails in bounded time with one line on stderr.
+fails in bounded time with one line on stderr. Commands that describe the
+cluster take ``--output table|json``: tables for people, one JSON document
+on one line of stdout for scripts.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import base64
 import contextlib
+import json
 import os
 import sys
 from typing import Any, Iterator, NoReturn, Sequence, TextIO
@@ -19,6 +22,7 @@ from rich.console import Console
 
 from spate.cli.errors import CliError
 from spate.client import (
+    Admin,
     AdminError,
     BrokerUnavailableError,
     ClientError,
@@ -35,6 +39,7 @@ USAGE_EXIT = 2
 # Tables written to a pipe or file keep their rows on one line instead of wrapping at 80 columns.
 PIPE_WIDTH = 200
 
+OUTPUT_CHOICES = ("table", "json")
 ACKS_CHOICES = ("0", "1", "-1", "all")
 COMPRESSION_CHOICES = ("none", "gzip", "snappy", "lz4", "zstd")
 
@@ -81,6 +86,13 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="MS",
         help=f"give up on a broker operation after this long (default: {DEFAULT_API_TIMEOUT_MS})",
     )
+
+
+def open_admin(args: argparse.Namespace) -> Admin:
+    """An admin client for the command's ``--bootstrap-server`` and ``--api-timeout-ms``."""
+    with client_errors(args.bootstrap_server):
+        return Admin(args.bootstrap_server, default_api_timeout_ms=args.api_timeout_ms,
+                     request_timeout_ms=args.api_timeout_ms, client_id="spate-cli")
 
 
 # --- argument types -----------------------------------------------------------------------------
@@ -169,6 +181,15 @@ def _first_line(exc: BaseException) -> str:
 
 
 # --- output -------------------------------------------------------------------------------------
+
+
+def add_output_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--output", choices=OUTPUT_CHOICES, default="table",
+                        help="table (default) or json: one JSON document on one line, for scripts")
+
+
+def print_json(document: Any) -> None:
+    print(json.dumps(document, separators=(",", ":")))
 
 
 def console(file: TextIO | None = None) -> Console:

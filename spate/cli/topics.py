@@ -1,27 +1,49 @@
-"""``spate topics ...``: create, list, describe, delete, alter-config and add-partitions.
+"""``spate topics ...``: create, list, describe, delete, alter-config, add-partitions, reassign, elect-leaders.
 
 ``list`` prints one name per line so scripts can read it; ``describe`` prints
-tables of partitions (leader, replicas, ISR, log start and end offsets) and
-of the configs that differ from the broker's defaults.
+tables of partitions (leader, replicas, ISR, offline replicas, log start and
+end offsets) and of the configs that differ from the broker's defaults, or
+with ``--output json`` the same as one JSON document. ``alter-config`` changes
+single keys with IncrementalAlterConfigs where the broker serves it, else it
+rewrites the topic's overrides with AlterConfigs. ``reassign`` and
+``elect-leaders`` live in :mod:`spate.cli.reassignment` and
+:mod:`spate.cli.leader_election`.
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from rich.table import Table
 
+from spate.cli import leader_election, reassignment
 from spate.cli.common import (
     add_connection_arguments,
+    add_output_argument,
     client_errors,
     command_group,
     config_map,
     console,
     key_value,
+    open_admin,
     positive_int,
+    print_json,
 )
 from spate.cli.errors import CliError
-from spate.client import EARLIEST, LATEST, Admin, ConfigResource, ConfigSource, NewTopic, TopicPartition
+from spate.client import (
+    EARLIEST,
+    LATEST,
+    Admin,
+    AlterConfigOp,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSource,
+    NewTopic,
+    TopicDescription,
+    TopicPartition,
+    UnsupportedApiError,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -42,6 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     describe = commands.add_parser("describe", help="partitions, offsets and non-default configs of a topic")
     describe.add_argument("name", metavar="NAME")
+    add_output_argument(describe)
     describe.set_defaults(func=run_describe)
 
     delete = commands.add_parser("delete", help="delete a topic and its data")
@@ -56,6 +79,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     alter.add_argument("--config", type=key_value, action="append", metavar="KEY=VALUE", help="repeatable")
     alter.add_argument("--delete-config", action="append", default=[], metavar="KEY",
                        help="return a config to its default; repeatable")
+    add_output_argument(alter)
     alter.set_defaults(func=run_alter_config)
 
     grow = commands.add_parser("add-partitions", help="grow a topic to a larger number of partitions")
@@ -65,12 +89,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     for parser in (create, listing, describe, delete, alter, grow):
         add_connection_arguments(parser)
-
-
-def _admin(args: argparse.Namespace) -> Admin:
-    with client_errors(args.bootstrap_server):
-        return Admin(args.bootstrap_server, default_api_timeout_ms=args.api_timeout_ms,
-                     request_timeout_ms=args.api_timeout_ms, client_id="spate-cli")
+    reassignment.register(commands)
+    leader_election.register(commands)
 
 
 def run_create(args: argparse.Namespace) -> int:
@@ -80,14 +100,14 @@ def run_create(args: argparse.Namespace) -> int:
         replication_factor=args.replication_factor or -1,
         configs=config_map(args.config),
     )
-    with _admin(args) as admin, client_errors(args.bootstrap_server):
+    with open_admin(args) as admin, client_errors(args.bootstrap_server):
         admin.create_topics(topic)
     print(f"Created topic {args.name}.")
     return 0
 
 
 def run_list(args: argparse.Namespace) -> int:
-    with _admin(args) as admin, client_errors(args.bootstrap_server):
+    with open_admin(args) as admin, client_errors(args.bootstrap_server):
         names = admin.list_topics(include_internal=args.include_internal)
     for name in names:
         print(name)
@@ -95,18 +115,23 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_describe(args: argparse.Namespace) -> int:
-    with _admin(args) as admin, client_errors(args.bootstrap_server):
+    with open_admin(args) as admin, client_errors(args.bootstrap_server):
         description = admin.describe_topics([args.name])[args.name]
-        partitions = [TopicPartition(args.name, p.partition) for p in description.partitions]
+        # A partition with no leader has no offsets to ask for: it shows "?" rather than stalling the rest.
+        partitions = [TopicPartition(args.name, p.partition) for p in description.partitions if p.leader >= 0]
         starts = admin.list_offsets({tp: EARLIEST for tp in partitions})
         ends = admin.list_offsets({tp: LATEST for tp in partitions})
         configs = admin.describe_configs(ConfigResource.topic(args.name))[ConfigResource.topic(args.name)]
+    overrides = sorted((e for e in configs.values() if not e.is_default), key=lambda e: e.name)
+    if args.output == "json":
+        print_json(_describe_document(description, starts, ends, overrides))
+        return 0
 
     out = console()
     out.print(f"Topic: {description.name}  Partitions: {len(description.partitions)}  "
               f"Replication factor: {len(description.partitions[0].replicas) if description.partitions else 0}"
               + ("  Internal" if description.is_internal else ""))
-    table = Table("Partition", "Leader", "Replicas", "ISR", "Log start", "Log end", title="Partitions")
+    table = Table("Partition", "Leader", "Replicas", "ISR", "Offline", "Log start", "Log end", title="Partitions")
     for p in description.partitions:
         tp = TopicPartition(args.name, p.partition)
         table.add_row(
@@ -114,20 +139,49 @@ def run_describe(args: argparse.Namespace) -> int:
             str(p.leader) if p.leader >= 0 else "none",
             ",".join(map(str, p.replicas)),
             ",".join(map(str, p.isr)),
+            ",".join(map(str, p.offline_replicas)),
             _offset(starts.get(tp)),
             _offset(ends.get(tp)),
         )
     out.print(table)
-    overrides = sorted((e for e in configs.values() if not e.is_default), key=lambda e: e.name)
     if overrides:
         config_table = Table("Config", "Value", "Source", title="Configs (not defaults)")
         for entry in overrides:
-            value = "(sensitive)" if entry.is_sensitive else ("" if entry.value is None else entry.value)
-            config_table.add_row(entry.name, value, entry.source.name)
+            config_table.add_row(entry.name, _shown_value(entry), entry.source.name)
         out.print(config_table)
     else:
         out.print("Configs: all defaults")
     return 0
+
+
+def _shown_value(entry: ConfigEntry) -> str:
+    return "(sensitive)" if entry.is_sensitive else ("" if entry.value is None else entry.value)
+
+
+def _describe_document(
+    description: TopicDescription, starts: dict[TopicPartition, Any], ends: dict[TopicPartition, Any],
+    overrides: list[ConfigEntry],
+) -> dict[str, Any]:
+    def offset(found: object) -> int | None:
+        value = getattr(found, "offset", None)
+        return None if value is None or value < 0 else value
+
+    return {
+        "name": description.name,
+        "internal": description.is_internal,
+        "partitions": [
+            {
+                "partition": p.partition, "leader": p.leader if p.leader >= 0 else None,
+                "leader_epoch": p.leader_epoch, "replicas": list(p.replicas), "isr": list(p.isr),
+                "offline_replicas": list(p.offline_replicas),
+                "log_start_offset": offset(starts.get(TopicPartition(description.name, p.partition))),
+                "log_end_offset": offset(ends.get(TopicPartition(description.name, p.partition))),
+            }
+            for p in description.partitions
+        ],
+        "configs": {e.name: {"value": None if e.is_sensitive else e.value, "source": e.source.name,
+                             "sensitive": e.is_sensitive} for e in overrides},
+    }
 
 
 def _offset(found: object) -> str:
@@ -136,7 +190,7 @@ def _offset(found: object) -> str:
 
 
 def run_delete(args: argparse.Namespace) -> int:
-    with _admin(args) as admin, client_errors(args.bootstrap_server):
+    with open_admin(args) as admin, client_errors(args.bootstrap_server):
         admin.delete_topics(args.name)
     print(f"Deleted topic {args.name}.")
     return 0
@@ -147,26 +201,40 @@ def run_alter_config(args: argparse.Namespace) -> int:
     if not updates and not args.delete_config:
         raise CliError("nothing to change: give --config KEY=VALUE or --delete-config KEY", exit_code=2)
     resource = ConfigResource.topic(args.name)
-    with _admin(args) as admin, client_errors(args.bootstrap_server):
-        # AlterConfigs replaces the whole override set, so start from the current overrides.
-        current = admin.describe_configs(resource)[resource]
-        unknown = [key for key in args.delete_config if key not in current]
-        if unknown:
-            raise CliError(f"topic {args.name!r} has no config {unknown[0]!r}")
-        overrides: dict[str, str | None] = {
-            name: entry.value for name, entry in current.items()
-            if entry.source == ConfigSource.DYNAMIC_TOPIC_CONFIG and not entry.is_sensitive
-        }
-        overrides.update(updates)
-        for key in args.delete_config:
-            overrides.pop(key, None)
-        admin.alter_configs({resource: overrides})
-    print(f"Updated configs of topic {args.name}.")
+    with open_admin(args) as admin, client_errors(args.bootstrap_server):
+        changes = [AlterConfigOp(k, v) for k, v in updates.items()]
+        changes += [AlterConfigOp(k, op=AlterConfigOp.OpType.DELETE) for k in args.delete_config]
+        try:
+            admin.incremental_alter_configs({resource: changes})
+            api = "IncrementalAlterConfigs"
+        except UnsupportedApiError:
+            _replace_overrides(admin, resource, updates, args.delete_config)
+            api = "AlterConfigs"
+    if args.output == "json":
+        print_json({"topic": args.name, "set": updates, "deleted": list(args.delete_config), "api": api})
+    else:
+        print(f"Updated configs of topic {args.name}.")
     return 0
 
 
+def _replace_overrides(admin: Admin, resource: ConfigResource, updates: dict[str, str], deleted: list[str]) -> None:
+    """The older way: AlterConfigs replaces the whole override set, so start from the current overrides."""
+    current = admin.describe_configs(resource)[resource]
+    unknown = [key for key in deleted if key not in current]
+    if unknown:
+        raise CliError(f"topic {resource.name!r} has no config {unknown[0]!r}")
+    overrides: dict[str, str | None] = {
+        name: entry.value for name, entry in current.items()
+        if entry.source == ConfigSource.DYNAMIC_TOPIC_CONFIG and not entry.is_sensitive
+    }
+    overrides.update(updates)
+    for key in deleted:
+        overrides.pop(key, None)
+    admin.alter_configs({resource: overrides})
+
+
 def run_add_partitions(args: argparse.Namespace) -> int:
-    with _admin(args) as admin, client_errors(args.bootstrap_server):
+    with open_admin(args) as admin, client_errors(args.bootstrap_server):
         description = admin.describe_topics([args.name])[args.name]
         if args.partitions <= len(description.partitions):
             raise CliError(

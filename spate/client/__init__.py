@@ -21,11 +21,17 @@ Consumer groups (``Consumer(group_id=...).subscribe``, ``commit``,
 ``Producer.prepare_handoff`` hands an open transaction to another process,
 which ends it with ``complete_transaction``.
 
+The admin client manages clusters with Kafka's Admin API:
+``describe_cluster``, ``elect_leaders``, ``alter_partition_reassignments`` and
+``list_partition_reassignments`` (returning :class:`PartitionReassignment`),
+and ``incremental_alter_configs`` (taking :class:`AlterConfigOp` changes).
+
 This module is the public API; everything else in the package is internal.
 """
 
 from spate.client.admin.admin import Admin
 from spate.client.admin.admin_types import (
+    AlterConfigOp,
     BrokerDescription,
     ClusterDescription,
     ConfigEntry,
@@ -37,6 +43,7 @@ from spate.client.admin.admin_types import (
     MemberDescription,
     NewTopic,
     PartitionDescription,
+    PartitionReassignment,
     TopicDescription,
 )
 from spate.client.consumer.assignors import PartitionAssignor, RangeAssignor, RoundRobinAssignor
@@ -87,6 +94,7 @@ from spate.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
 __all__ = [
     "Admin",
     "AdminError",
+    "AlterConfigOp",
     "BrokerDescription",
     "BrokerUnavailableError",
     "ClientClosedError",
@@ -122,6 +130,7 @@ __all__ = [
     "OpenTransaction",
     "PartitionAssignor",
     "PartitionDescription",
+    "PartitionReassignment",
     "Partitioner",
     "Producer",
     "ProducerFencedError",

@@ -1,4 +1,4 @@
-"""Spate's admin client: topics, partitions, configs, records, offsets and the cluster.
+"""Spate's admin client: topics, partitions, configs, records, offsets, groups and the cluster.
 
 ::
 
@@ -15,7 +15,9 @@ own Kafka error (TOPIC_ALREADY_EXISTS, UNKNOWN_TOPIC_OR_PARTITION,
 INVALID_PARTITIONS, INVALID_CONFIG, ...); ``exc.code`` is the first
 failure's code. Single-threaded, like the consumer. Group calls go to the
 group's coordinator (see :mod:`spate.client.admin.group_admin`), config
-calls to the broker concerned (see :mod:`spate.client.admin.config_admin`).
+calls to the broker concerned (see :mod:`spate.client.admin.config_admin`),
+elections and reassignments to any broker (see
+:mod:`spate.client.admin.cluster_admin`).
 """
 
 from __future__ import annotations
@@ -27,14 +29,18 @@ from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from spate.client.admin.admin_config import AdminConfig
 from spate.client.admin.admin_types import (
+    AlterConfigOp,
     ClusterDescription,
     ConfigEntry,
     ConfigResource,
+    ElectionType,
     GroupDescription,
     GroupListing,
     NewTopic,
+    PartitionReassignment,
     TopicDescription,
 )
+from spate.client.admin.cluster_admin import ClusterAdmin, controller_node
 from spate.client.admin.config_admin import ConfigAdmin
 from spate.client.admin.group_admin import GroupAdmin
 from spate.client.config import timeout_seconds
@@ -194,6 +200,20 @@ class Admin:
         """
         self._config_admin().alter_configs(configs, validate_only, self._deadline(timeout_ms))
 
+    def incremental_alter_configs(
+        self,
+        changes: Mapping[ConfigResource, Iterable[AlterConfigOp]],
+        *,
+        validate_only: bool = False,
+        timeout_ms: float | None = None,
+    ) -> None:
+        """Set, delete, append to or subtract from single keys; keys not named keep their values.
+
+        Raises :class:`~spate.client.errors.UnsupportedApiError` (changing nothing) when the broker does
+        not serve IncrementalAlterConfigs; :meth:`alter_configs` is the older way.
+        """
+        self._config_admin().incremental_alter_configs(changes, validate_only, self._deadline(timeout_ms))
+
     # --- records and offsets ------------------------------------------------------------------------
 
     def delete_records(
@@ -267,12 +287,43 @@ class Admin:
     # --- cluster ------------------------------------------------------------------------------------
 
     def describe_cluster(self, *, timeout_ms: float | None = None) -> ClusterDescription:
-        snapshot = self._retry(
-            "describe_cluster",
-            lambda deadline: self._network.fetch_metadata([], deadline=deadline),
-            timeout_ms,
-        )
-        return snapshot.describe_cluster()
+        """The cluster id, the controller and the live brokers (with racks).
+
+        Asked with DescribeCluster where the broker serves it, else with Metadata.
+        """
+        return self._cluster_admin().describe_cluster(self._deadline(timeout_ms))
+
+    def elect_leaders(
+        self,
+        election_type: str | ElectionType = "preferred",
+        partitions: Iterable[TopicPartition] | None = None,
+        *,
+        timeout_ms: float | None = None,
+    ) -> dict[TopicPartition, ErrorCode]:
+        """Elect leaders (``"preferred"``: the first replica; ``"unclean"``) for ``partitions`` (None: all).
+
+        Returns, per partition, NONE (elected) or ELECTION_NOT_NEEDED (the
+        wanted replica already leads); other answers (UNKNOWN_TOPIC_OR_PARTITION,
+        PREFERRED_LEADER_NOT_AVAILABLE, ...) raise AdminError.
+        """
+        kind = ElectionType.parse(election_type)
+        return self._cluster_admin().elect_leaders(kind, partitions, self._deadline(timeout_ms))
+
+    def alter_partition_reassignments(
+        self, reassignments: Mapping[TopicPartition, Sequence[int] | None], *, timeout_ms: float | None = None
+    ) -> None:
+        """Move each partition to the given replicas (broker ids, preferred first); None cancels a move.
+
+        Returns once the brokers accepted the moves; they complete in the
+        background (see :meth:`list_partition_reassignments`).
+        """
+        self._cluster_admin().alter_partition_reassignments(reassignments, self._deadline(timeout_ms))
+
+    def list_partition_reassignments(
+        self, partitions: Iterable[TopicPartition] | None = None, *, timeout_ms: float | None = None
+    ) -> dict[TopicPartition, PartitionReassignment]:
+        """The reassignments in progress among ``partitions`` (None: every one), by partition."""
+        return self._cluster_admin().list_partition_reassignments(partitions, self._deadline(timeout_ms))
 
     # --- consumer groups ----------------------------------------------------------------------------
 
@@ -333,6 +384,10 @@ class Admin:
         self._check_open()
         return ConfigAdmin(self._network, self._retrier)
 
+    def _cluster_admin(self) -> ClusterAdmin:
+        self._check_open()
+        return ClusterAdmin(self._network, self._retrier)
+
     # --- lifecycle ----------------------------------------------------------------------------------
 
     def close(self) -> None:
@@ -368,18 +423,6 @@ class Admin:
         self._check_open()
         return self._retrier.call_each(what, call, attempt, self._deadline(timeout_ms))
 
-    def _controller(self, deadline: float) -> int:
-        """The controller's node id (any reachable broker if the cluster names none)."""
-        snapshot = self._network.metadata.snapshot
-        if snapshot.controller_id < 0 or self._network.metadata.update_requested:
-            snapshot = self._network.fetch_metadata([], deadline=deadline)
-        if snapshot.controller_id >= 0 and snapshot.controller_id in snapshot.brokers:
-            return snapshot.controller_id
-        node = self._network.least_loaded_node(self._clock())
-        if node is None:
-            raise KafkaError(ErrorCode.NOT_CONTROLLER, "no controller known and no broker reachable")
-        return node
-
     def _on_controller(
         self,
         operation: str,
@@ -398,7 +441,7 @@ class Admin:
         call: KeyedCall[str] = KeyedCall(pending)
 
         def attempt(deadline: float) -> None:
-            node = self._controller(deadline)
+            node = controller_node(self._network, deadline)
             request = body(call.pending, self._operation_timeout_ms(deadline))
             _, response = self._network.request(node, api_key, request, deadline=deadline)
             for name, error_code, message in answers(response):

@@ -1,4 +1,4 @@
-"""The values the admin client takes and returns: new topics, configs, groups.
+"""The values the admin client takes and returns: new topics, configs, groups, elections, reassignments.
 
 Brokers, topics and partitions are described with the metadata cache's own
 types (:mod:`spate.client.net.descriptions`), re-exported here.
@@ -15,17 +15,21 @@ from spate.protocol.messages.describe_configs import ConfigSource
 from spate.structs import TopicPartition
 
 __all__ = [
+    "AlterConfigOp",
+    "AlterConfigOpType",
     "BrokerDescription",
     "ClusterDescription",
     "ConfigEntry",
     "ConfigResource",
     "ConfigResourceType",
     "ConfigSource",
+    "ElectionType",
     "GroupDescription",
     "GroupListing",
     "MemberDescription",
     "NewTopic",
     "PartitionDescription",
+    "PartitionReassignment",
     "TopicDescription",
 ]
 
@@ -89,6 +93,81 @@ class ConfigEntry:
     @property
     def is_default(self) -> bool:
         return self.source == ConfigSource.DEFAULT_CONFIG
+
+
+class AlterConfigOpType(IntEnum):
+    """What an :class:`AlterConfigOp` does to its key (IncrementalAlterConfigs' ``config_operation``).
+
+    APPEND and SUBTRACT add to or remove from a list-valued config (e.g. ``cleanup.policy``).
+    """
+
+    SET = 0
+    DELETE = 1
+    APPEND = 2
+    SUBTRACT = 3
+
+
+@dataclass(frozen=True, slots=True)
+class AlterConfigOp:
+    """One change to one config key for ``Admin.incremental_alter_configs`` (Kafka's AlterConfigOp).
+
+    ``op`` may be given by name (``"set"``, ``"delete"``, ...). DELETE returns the key to its
+    default and needs no value; the other operations need one.
+    """
+
+    name: str
+    value: str | None = None
+    op: AlterConfigOpType = AlterConfigOpType.SET
+
+    OpType = AlterConfigOpType  # Kafka spells it AlterConfigOp.OpType
+
+    def __post_init__(self) -> None:
+        op = self.op
+        if isinstance(op, str):
+            try:
+                op = AlterConfigOpType[op.upper()]
+            except KeyError:
+                raise ValueError(f"unknown config operation {self.op!r}: use set, delete, append or subtract") from None
+            object.__setattr__(self, "op", op)
+        if op != AlterConfigOpType.DELETE and self.value is None:
+            raise ValueError(f"{op.name} of config {self.name!r} needs a value")
+
+
+# --- partitions ---------------------------------------------------------------------------------
+
+
+class ElectionType(IntEnum):
+    """Kafka's ElectLeaders ``election_type``: the preferred (first) replica, or any replica (unclean)."""
+
+    PREFERRED = 0
+    UNCLEAN = 1
+
+    @classmethod
+    def parse(cls, value: str | ElectionType) -> ElectionType:
+        if isinstance(value, ElectionType):
+            return value
+        try:
+            return cls[value.strip().upper()]
+        except KeyError:
+            raise ValueError(f"unknown election type {value!r}: use 'preferred' or 'unclean'") from None
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionReassignment:
+    """A reassignment in progress (Kafka's PartitionReassignment).
+
+    ``replicas`` is the full replica set while the move lasts (old and new), ``adding_replicas`` the
+    replicas being added and ``removing_replicas`` those that leave once the new ones are in sync.
+    """
+
+    replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...] = ()
+    removing_replicas: tuple[int, ...] = ()
+
+    @property
+    def target_replicas(self) -> tuple[int, ...]:
+        """The replica set the partition will have when the move is done."""
+        return tuple(r for r in self.replicas if r not in self.removing_replicas)
 
 
 # --- consumer groups ---------------------------------------------------------------------------

@@ -1,10 +1,12 @@
-"""Configs of topics and brokers: the requests behind ``Admin.describe_configs`` and ``Admin.alter_configs``.
+"""Configs of topics and brokers: DescribeConfigs, AlterConfigs and IncrementalAlterConfigs for ``Admin``.
 
 A broker's configs are asked of that broker; topic configs (and the
 cluster-wide broker default, named ``""``) of any broker. A broker id the
 cluster does not list fails at once (BROKER_NOT_AVAILABLE) instead of being
 retried until the timeout. Each resource's answer is its own: the call
 raises :class:`AdminError` listing those refused, after the others are done.
+A broker that does not serve IncrementalAlterConfigs makes that call raise
+:class:`~spate.client.errors.UnsupportedApiError` (nothing is changed).
 """
 
 from __future__ import annotations
@@ -12,12 +14,13 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Callable, Iterable, Mapping
 
-from spate.client.admin.admin_types import ConfigEntry, ConfigResource, ConfigResourceType
+from spate.client.admin.admin_types import AlterConfigOp, ConfigEntry, ConfigResource, ConfigResourceType
 from spate.client.net.network_client import NetworkClient
 from spate.client.net.retry import KeyedCall, Retrier
 from spate.protocol import ApiKey, ErrorCode, KafkaError
 from spate.protocol.messages.alter_configs import AlterConfigsRequest
 from spate.protocol.messages.describe_configs import ConfigSource, DescribeConfigsRequest
+from spate.protocol.messages.incremental_alter_configs import IncrementalAlterConfigsRequest
 
 
 class ConfigAdmin:
@@ -75,6 +78,36 @@ class ConfigAdmin:
             )
 
         self._retrier.call_each("alter_configs", call, attempt, deadline)
+
+    def incremental_alter_configs(
+        self, changes: Mapping[ConfigResource, Iterable[AlterConfigOp]], validate_only: bool, deadline: float
+    ) -> None:
+        call: KeyedCall[ConfigResource] = KeyedCall({r: list(ops) for r, ops in changes.items()})
+
+        def body(group: list[ConfigResource]) -> Any:
+            Request = IncrementalAlterConfigsRequest
+            return Request(
+                resources=[
+                    Request.AlterConfigsResource(
+                        resource_type=int(r.type),
+                        resource_name=r.name,
+                        configs=[
+                            Request.AlterableConfig(name=op.name, config_operation=int(op.op), value=op.value)
+                            for op in call.pending[r]
+                        ],
+                    )
+                    for r in group
+                ],
+                validate_only=validate_only,
+            )
+
+        def attempt(deadline: float) -> None:
+            self._ask_each(
+                call, deadline, ApiKey.INCREMENTAL_ALTER_CONFIGS, body, lambda response: response.responses,
+                "alter configs of",
+            )
+
+        self._retrier.call_each("incremental_alter_configs", call, attempt, deadline)
 
     def _ask_each(
         self,

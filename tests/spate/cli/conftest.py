@@ -5,7 +5,10 @@ user would; ``assert_one_line_failure`` checks the failure contract of every
 command (an exit code, one line on stderr, no traceback). The broker is a real
 broker on a thread of the test process (``EmbeddedBroker``), shared by the
 CLI tests; groups on it form at once and accept short sessions, for
-``spate groups``. Each test creates topics of its own.
+``spate groups``. Each test creates topics of its own. Commands about
+clusters of several brokers (elections, reassignments) run against
+``fake_cluster``, a scripted cluster of three brokers (see
+``tests.spate.client.admin.fake_cluster``).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import pytest
 
 from broker_core.server.embedded import EmbeddedBroker
 from spate.client import Admin, NewTopic
+from tests.spate.client.admin.fake_cluster import FakeCluster, FakePartition
 from tests.support.broker_process import free_port
 
 COMMAND_TIMEOUT_S = 60
@@ -93,3 +97,11 @@ def make_topic(bootstrap: str, topic: str) -> Callable[..., str]:
 def refused_address() -> str:
     """An address where nothing listens."""
     return f"127.0.0.1:{free_port()}"
+
+
+@pytest.fixture
+def fake_cluster() -> Iterator[FakeCluster]:
+    """Brokers 0, 1 (the controller) and 2, broker 0 in rack ``rack-a``; topic ``orders`` has 3 partitions."""
+    topics = {"orders": [FakePartition(0, (0, 1)), FakePartition(1, (1, 2)), FakePartition(2, (2, 0))]}
+    with FakeCluster(brokers=(0, 1, 2), controller=1, racks={0: "rack-a"}, topics=topics) as fake:
+        yield fake

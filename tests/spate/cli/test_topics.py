@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.spate.cli.conftest import assert_one_line_failure, spate
-from tests.spate.cli.output import table_row
+from tests.spate.cli.output import json_lines, table_row
 
 pytestmark = pytest.mark.integration
 
@@ -30,6 +30,17 @@ def test_topics_describe_shows_partitions_offsets_and_overridden_configs(bootstr
     assert table_row(result.stdout, "1") == ["1", "0", "0", "0", "0", "3"]
     assert table_row(result.stdout, "retention.ms") == ["retention.ms", "123456", "DYNAMIC_TOPIC_CONFIG"]
     assert "cleanup.policy" not in result.stdout  # defaults are left out
+
+
+def test_topics_describe_as_json(bootstrap, topic, make_topic) -> None:
+    make_topic(2, configs={"retention.ms": "123456"})
+    spate("produce", topic, "--partition", "1", bootstrap=bootstrap, stdin=b"a\nb\n")
+    result = spate("topics", "describe", topic, "--output", "json", bootstrap=bootstrap)
+    assert result.returncode == 0, result
+    [document] = json_lines(result.stdout)
+    assert [(p["partition"], p["leader"], p["replicas"], p["isr"], p["offline_replicas"], p["log_end_offset"])
+            for p in document["partitions"]] == [(0, 0, [0], [0], [], 0), (1, 0, [0], [0], [], 2)]
+    assert document["configs"]["retention.ms"]["value"] == "123456"
 
 
 def test_topics_alter_config_adds_a_config_and_keeps_existing_overrides(bootstrap, topic, make_topic) -> None:
