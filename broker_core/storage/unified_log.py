@@ -22,9 +22,11 @@ A produce request enters storage once, through ``append_as_leader``:
    abort marker closes in the aborted-transaction index;
 6. record the leader epoch's start offset in the epoch cache.
 
-A follower's append (with replication) is the same pipeline from step 2 on
-(``_append``), after validating with the leader's offsets and epochs kept
-(``assign_offsets=False``) and producer state checked as ``REPLICATION``.
+A follower's append (``append_as_follower``) runs the same steps with the
+leader's offsets, epochs and timestamps kept (``assign_offsets=False``),
+producer state checked as ``REPLICATION`` and the epoch cache extended from
+each batch's partitionLeaderEpoch; ``truncate_to`` takes a diverged follower
+back to where it agrees with its leader, producer state and epochs included.
 
 Opening: producer state is loaded from its newest snapshot and the log after
 it is replayed through the same staging (``rebuild_from``); abort markers met
@@ -196,6 +198,57 @@ class UnifiedLog:
             timestamp=self._clock() if timestamp_ms is None else timestamp_ms,
         )
         return self.append_as_leader(batch, leader_epoch=leader_epoch, origin=AppendOrigin.COORDINATOR)
+
+    def append_as_follower(self, records: bytes | bytearray | memoryview) -> AppendResult:
+        """Append batches fetched from the leader, unchanged: its offsets, epochs and timestamps.
+
+        The batches must start at or after this log's end; producer state is
+        brought along (checked as ``REPLICATION``, which accepts what the
+        leader accepted), and each batch's partitionLeaderEpoch extends the
+        epoch cache, so this replica can answer OffsetForLeaderEpoch and
+        take over as leader without losing track of idempotent producers.
+        """
+        if len(records) == 0:
+            raise CorruptRecordError("a fetched chunk carries no record batch")
+        now = self._clock()
+        validated = validate_append(
+            records, self._local.config, next_offset=self._local.log_end_offset, assign_offsets=False, now_ms=now,
+        )
+        staged = self._stage_producer_state(validated, AppendOrigin.REPLICATION)
+        info = self._local.append_validated(validated, now_ms=now)
+        self._complete_producer_state(validated.headers, staged, now)
+        for header in validated.headers:
+            if header.partition_leader_epoch >= 0:
+                self._epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
+        return AppendResult(info.first_offset, info.last_offset, -1, self._local.log_start_offset)
+
+    def truncate_to(self, offset: int) -> bool:
+        """Drop everything from ``offset`` on, with the producer state and epochs it implied.
+
+        A follower does this when its log diverged from the new leader's.
+        Returns whether anything was removed.
+        """
+        local = self._local
+        if offset >= local.log_end_offset:
+            return False
+        truncated = local.truncate_to(offset)
+        self._epoch_cache.truncate_from_end(local.log_end_offset)
+        self._reload_producer_state()
+        return truncated
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Empty the log and continue at ``offset`` (a follower far behind a leader's log start)."""
+        self._local.truncate_fully_and_start_at(offset)
+        self._epoch_cache.clear_and_flush()
+        self._producer_state.truncate_fully_and_start_at(offset)
+
+    def _reload_producer_state(self) -> None:
+        local, state = self._local, self._producer_state
+        replay_from = state.truncate_and_reload(local.log_start_offset, local.log_end_offset)
+        if replay_from < local.log_end_offset:
+            local.truncate_aborted_txns_from(replay_from)
+            state.rebuild_from(self._batches_from(replay_from), on_completed=self._index_if_aborted)
+        state.update_map_end_offset(local.log_end_offset)
 
     def _append(
         self, validated: ValidatedAppend, *, origin: AppendOrigin, leader_epoch: int, now_ms: int
