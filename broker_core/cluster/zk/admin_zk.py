@@ -45,6 +45,8 @@ from spate.structs import TopicPartition
 
 logger = logging.getLogger(__name__)
 
+# Rounds lost to a concurrent writer of the same znode before giving up.
+MAX_CONFLICTS = 5
 # Kafka reserves these two topic ids (the zero id and the metadata topic's).
 _RESERVED_TOPIC_IDS = frozenset({uuid.UUID(int=0), uuid.UUID(int=1)})
 
@@ -164,23 +166,25 @@ class AdminZkClient:
         def attempt(retrying: bool) -> None:
             if retrying and self._holds(topic_path, topic_data):
                 return  # the lost try landed
-            transaction = self._session.transaction()
-            config_path = TopicConfigZNode.path(name)
-            # Configs left by a creation that failed half-way (by Kafka's two-step write) are replaced.
-            if self._session.exists(config_path) is None:
-                transaction.create(config_path, config_data)
-            else:
-                transaction.set_data(config_path, config_data)
-            transaction.create(topic_path, topic_data)
-            failed = _failure(self._session.commit(transaction))
-            if failed is None:
-                return
-            index, error = failed
-            if index == 1 and isinstance(error, NodeExistsError):
-                raise TopicExistsError(name)
-            if index == 0 and isinstance(error, (NodeExistsError, NoNodeError)):
-                raise ConcurrentUpdateError(f"the config znode of {name!r} changed while creating the topic")
-            raise MetadataError(f"creating topic {name!r} failed in ZooKeeper: {type(error).__name__}")
+            for _ in range(MAX_CONFLICTS):
+                transaction = self._session.transaction()
+                config_path = TopicConfigZNode.path(name)
+                # Configs left by a creation that failed half-way (by Kafka's two-step write) are replaced.
+                if self._session.exists(config_path) is None:
+                    transaction.create(config_path, config_data)
+                else:
+                    transaction.set_data(config_path, config_data)
+                transaction.create(topic_path, topic_data)
+                failed = _failure(self._session.commit(transaction))
+                if failed is None:
+                    return
+                index, error = failed
+                if index == 1 and isinstance(error, NodeExistsError):
+                    raise TopicExistsError(name)
+                if index == 0 and isinstance(error, (NodeExistsError, NoNodeError)):
+                    continue  # another creator wrote or removed the configs since we looked: look again
+                raise MetadataError(f"creating topic {name!r} failed in ZooKeeper: {type(error).__name__}")
+            raise ConcurrentUpdateError(f"the config znode of {name!r} kept changing while creating the topic")
 
         self._session.retry_write(attempt)
         return topic_id
