@@ -20,9 +20,8 @@ import asyncio
 import logging
 import socket
 import time
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
-from broker_core.cluster.errors import UnknownTopicError
 from broker_core.cluster.local_store import LocalMetadataStore
 from broker_core.cluster.metadata_store import BrokerRegistration, MetadataStore
 from broker_core.config.broker_config import BrokerConfig
@@ -36,6 +35,7 @@ from broker_core.server.cluster_membership import ClusterMembership
 from broker_core.server.connection import ClientConnection
 from broker_core.server.context import BrokerContext
 from broker_core.server.controlled_shutdown import ControlledShutdown
+from broker_core.server.coordinator_leadership import CoordinatorLeadership
 from broker_core.server.dispatch import RequestDispatcher
 from broker_core.server.handlers import bind_handlers, served_apis
 from broker_core.server.internal_topic_adapter import BrokerInternalTopic
@@ -175,7 +175,7 @@ class Broker:
         view = StoreMetadataView(store, config.node_id)
         self._producer_ids = ProducerIdManager(store, config.node_id)
         self._build_coordinators(store, topics, view)
-        return self._context(host, port, view, EmbeddedTopicAdmin(topics, store, view, config), topics)
+        return self._context(host, port, view, EmbeddedTopicAdmin(topics, store, view, config))
 
     async def _start_cluster(self, host: str, port: int) -> BrokerContext:
         config, membership = self.config, self.membership
@@ -186,20 +186,24 @@ class Broker:
         self._admin = ZkAdminManager(config=config, cache=cache, admin_zk=membership.admin)
         self._producer_ids = ProducerIdManager(membership.store, config.node_id, background=True)
         self._producer_ids.start()
-        # The coordinators read their topics from the cache and have them created through the admin path.
+        # The coordinators read their topics from the cache and have them created through the admin path;
+        # they take over the internal-topic partitions that LeaderAndIsr makes this broker lead.
         self._build_coordinators(cache, self._admin, cache)
+        groups, transactions = self._group_coordinator, self._txn_coordinator
+        self.replicas.add_leadership_listener(CoordinatorLeadership(
+            take_offsets=groups.ensure_offsets_topic, take_transactions=transactions.ensure_state_topic
+        ))
         state_changes = ReplicaStateChanges(
-            node_id=config.node_id, replicas=self.replicas, cache=cache, topic_configs=self._read_topic_configs,
+            node_id=config.node_id, replicas=self.replicas, cache=cache, topic_configs=membership.read_topic_configs,
             broker_epoch=membership.broker_epoch,
         )
-        return self._context(host, port, cache, self._admin, None, state_changes=state_changes)
+        return self._context(host, port, cache, self._admin, state_changes=state_changes)
 
-    def _context(self, host: str, port: int, view: MetadataView, admin: Any, topics: TopicManager | None,
-                 **cluster: Any) -> BrokerContext:
+    def _context(self, host: str, port: int, view: MetadataView, admin: Any, **cluster: Any) -> BrokerContext:
         apis = served_apis(cluster=self.cluster_mode)
         return BrokerContext(
             config=self.config, node_id=self.config.node_id, advertised_host=host, advertised_port=port,
-            store=self.store, replicas=self.replicas, topics=topics, producer_ids=self._producer_ids,
+            replicas=self.replicas, producer_ids=self._producer_ids,
             versions={key: span for key, span in ADVERTISED_VERSIONS.items() if key in apis}, clock=self._clock,
             metadata=view, admin=admin, group_coordinator=self._group_coordinator,
             txn_coordinator=self._txn_coordinator, membership=self.membership, **cluster,
@@ -261,20 +265,6 @@ class Broker:
 
     # --- cluster callbacks ---------------------------------------------------------------------
 
-    async def _read_topic_configs(self, topics: Iterable[str]) -> dict[str, dict[str, str]]:
-        admin = self.membership.admin
-
-        def read() -> dict[str, dict[str, str]]:
-            found = {}
-            for topic in topics:
-                try:
-                    found[topic] = admin.read_topic_configs(topic)
-                except UnknownTopicError:
-                    found[topic] = {}
-            return found
-
-        return await asyncio.to_thread(read)
-
     def _topic_config_changed(self, topic: str, configs: dict[str, str]) -> None:
         """On a ZooKeeper thread: a topic's overrides changed somewhere in the cluster; apply them here."""
 
@@ -304,18 +294,6 @@ class Broker:
                 loop.call_soon_threadsafe(callback)
             except RuntimeError:  # the loop closed in between: the broker is gone
                 pass
-
-    async def _find_controller(self) -> BrokerRegistration | None:
-        cache, membership = self.metadata_cache, self.membership
-        controller_id = cache.controller_id()
-        if controller_id < 0:
-            controller_id = await asyncio.to_thread(membership.controller_id_in_zookeeper)
-            if controller_id is None:
-                return None
-        found = cache.alive_broker(controller_id)
-        if found is None:
-            found = await asyncio.to_thread(membership.registered_broker, controller_id)
-        return found
 
     # --- background jobs and connections -------------------------------------------------------
 
@@ -409,8 +387,10 @@ class Broker:
     async def _controlled_shutdown(self) -> None:
         if not self.config.get_bool("controlled.shutdown.enable"):
             return
+        cache, membership = self.metadata_cache, self.membership
         shutdown = ControlledShutdown(
-            config=self.config, find_controller=self._find_controller, broker_epoch=self.membership.broker_epoch
+            config=self.config, find_controller=lambda: membership.find_controller(cache),
+            broker_epoch=membership.broker_epoch,
         )
         try:
             await shutdown.run()

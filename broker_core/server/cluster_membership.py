@@ -28,11 +28,11 @@ import asyncio
 import importlib
 import logging
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from kazoo.exceptions import NoNodeError
 
-from broker_core.cluster.errors import MetadataError
+from broker_core.cluster.errors import MetadataError, UnknownTopicError
 from broker_core.cluster.metadata_store import BrokerRegistration, ChangeKind, MetadataChange
 from broker_core.cluster.zk.admin_zk import AdminZkClient
 from broker_core.cluster.zk.client import ZkClientConfig, ZkSession
@@ -41,6 +41,7 @@ from broker_core.cluster.zk.store import ZkMetadataStore
 from broker_core.cluster.zk.znodes.brokers import BrokerIdZNode
 from broker_core.cluster.zk.znodes.controller import ControllerZNode
 from broker_core.config.broker_config import BrokerConfig
+from broker_core.server.metadata_view import MetadataView
 from spate.protocol.errors import ErrorCode, KafkaError
 from spate.structs import TopicPartition
 
@@ -170,6 +171,28 @@ class ClusterMembership:
         if controller is None:
             raise KafkaError(ErrorCode.NOT_CONTROLLER, f"broker {self.broker_id} is not the controller")
         return list(await asyncio.wrap_future(controller.controlled_shutdown(broker_id, broker_epoch)))
+
+    def read_topic_configs(self, topics: Iterable[str]) -> dict[str, dict[str, str]]:
+        """Each topic's config overrides (blocking); a topic already gone has none."""
+        found = {}
+        for topic in topics:
+            try:
+                found[topic] = self.admin.read_topic_configs(topic)
+            except UnknownTopicError:
+                found[topic] = {}
+        return found
+
+    async def find_controller(self, cache: MetadataView) -> BrokerRegistration | None:
+        """The active controller's endpoint: the cache's, else ``/controller`` and its registration."""
+        controller_id = cache.controller_id()
+        if controller_id < 0:
+            controller_id = await asyncio.to_thread(self.controller_id_in_zookeeper)
+            if controller_id is None:
+                return None
+        found = cache.alive_broker(controller_id)
+        if found is None:
+            found = await asyncio.to_thread(self.registered_broker, controller_id)
+        return found
 
     def controller_id_in_zookeeper(self) -> int | None:
         """The controller's broker id per ``/controller`` (blocking), or None during an election."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
-from broker_core.cluster.metadata_store import MetadataStore
 from broker_core.config.broker_config import BrokerConfig
 from broker_core.coordinator.group.group_coordinator import GroupCoordinator
 from broker_core.coordinator.transaction.txn_coordinator import TransactionCoordinator
@@ -15,7 +14,6 @@ from broker_core.server.producer_ids import ProducerIdManager
 from broker_core.server.replica_manager import ReplicaManager
 from broker_core.server.replica_state_changes import ReplicaStateChanges
 from broker_core.server.topic_admin import TopicAdmin
-from broker_core.server.topic_manager import TopicManager
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.versions import VersionRange
 
@@ -26,14 +24,12 @@ class BrokerContext:
     node_id: int
     advertised_host: str
     advertised_port: int
-    store: MetadataStore
     replicas: ReplicaManager
-    topics: TopicManager | None
     producer_ids: ProducerIdManager
     versions: Mapping[ApiKey, VersionRange]
     clock: Callable[[], int]
-    # What handlers read of the cluster (the store embedded, the metadata cache in a cluster)
-    # and where admin requests go.
+    # What handlers read of the cluster (the local store embedded, the metadata cache in a cluster)
+    # and where admin requests go; neither makes a handler wait on ZooKeeper.
     metadata: MetadataView
     admin: TopicAdmin
     group_coordinator: GroupCoordinator | None = None

@@ -71,7 +71,7 @@ class ControlledShutdown:
             logger.info("controlled shutdown: cannot find the controller: %s", exc)
             return False
         if controller is None:
-            logger.info("controlled shutdown: no controller is known")
+            logger.info("controlled shutdown: no live controller is known")
             return False
         try:
             response = await asyncio.wait_for(self._ask(controller), self._timeout_s)

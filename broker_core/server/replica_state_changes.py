@@ -28,7 +28,7 @@ import asyncio
 import logging
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from broker_core.server.errors import error_code_for
 from broker_core.server.metadata_cache import MetadataCache
@@ -42,8 +42,8 @@ EPOCH_DURING_DELETE = -2
 NO_BROKER_EPOCH = -1
 _ZERO_UUID = uuid.UUID(int=0)
 
-# topic names -> each topic's config overrides
-TopicConfigsReader = Callable[[Iterable[str]], Awaitable[dict[str, dict[str, str]]]]
+# topic names -> each topic's config overrides (blocking: ZooKeeper)
+TopicConfigsReader = Callable[[list[str]], dict[str, dict[str, str]]]
 
 
 @dataclass
@@ -163,7 +163,7 @@ class ReplicaStateChanges:
         if not topics:
             return {}
         try:
-            return await self._topic_configs(sorted(topics))
+            return await asyncio.to_thread(self._topic_configs, sorted(topics))
         except Exception as exc:
             code = error_code_for(exc, where="reading topic configs")
             logger.error("cannot read the configs of %s: %s", sorted(topics), exc)

@@ -56,7 +56,7 @@ class Harness:
                                            topic_configs=self._configs, broker_epoch=lambda: self.broker_epoch)
         self.controller = FakeController(epoch=3)
 
-    async def _configs(self, topics) -> dict[str, dict[str, str]]:
+    def _configs(self, topics) -> dict[str, dict[str, str]]:
         self.configs_read.append(list(topics))
         return {topic: {"retention.ms": "12345"} for topic in topics}
 
