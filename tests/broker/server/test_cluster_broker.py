@@ -51,14 +51,18 @@ def zookeeper(tmp_path_factory) -> Iterator[ZooKeeperForTests]:
 def cluster(tmp_path_factory, zookeeper) -> Iterator[ClusterForTests]:
     with running_cluster(
         tmp_path_factory.mktemp("cluster"), zookeeper, brokers=2, claim_controller=True,
-        overrides={"offsets.topic.num.partitions": "3"}, broker_overrides={2: {"broker.rack": "rack-b"}},
+        overrides={"offsets.topic.num.partitions": "3", "offsets.topic.replication.factor": "3"},
+        broker_overrides={2: {"broker.rack": "rack-b"}},
     ) as running:
         yield running
 
 
 @pytest.fixture(scope="module")
-def controller() -> FakeController:
-    return FakeController(controller_id=FAKE_CONTROLLER_ID, epoch=1)
+def controller(cluster: ClusterForTests) -> FakeController:
+    """The test's controller; like a real one, it first tells every broker who is alive."""
+    controller = FakeController(controller_id=FAKE_CONTROLLER_ID, epoch=1)
+    announce(cluster, controller, [])
+    return controller
 
 
 def live_brokers(cluster: ClusterForTests) -> list[Broker]:
@@ -171,6 +175,9 @@ def test_find_coordinator_creates_the_offsets_topic_and_answers_its_leader(
                                   "__consumer_offsets to be written")
     assert assignment is not None
     written = json.loads(cluster.zk.get("/brokers/topics/__consumer_offsets")[0])["partitions"]
+    # offsets.topic.replication.factor is 3, but only two brokers are alive.
+    assert all(sorted(replicas) == [1, 2] for replicas in written.values())
+    assert "creating __consumer_offsets with replication factor 2, not 3" in cluster.broker(2).log_tail(200)
     specs = [PartitionSpec("__consumer_offsets", int(p), replicas[0], replicas=tuple(replicas))
              for p, replicas in written.items()]
     announce(cluster, controller, specs)
