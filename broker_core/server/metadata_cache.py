@@ -123,10 +123,8 @@ class MetadataCache:
                 return None
             return BrokerRegistration(broker.id, broker.v0_host, broker.v0_port, broker.rack or None)
         chosen = next((e for e in endpoints if e.listener == self._listener_name), None)
-        if chosen is None:
-            chosen = next(
-                (e for e in endpoints if not e.listener and e.security_protocol == PLAINTEXT_PROTOCOL_ID), None
-            )
+        if chosen is None:  # registered under another listener name (or before v3 named them): plaintext will do
+            chosen = next((e for e in endpoints if e.security_protocol == PLAINTEXT_PROTOCOL_ID), None)
         if chosen is None:
             logger.warning("broker %d has no endpoint for listener %s; leaving it out", broker.id, self._listener_name)
             return None

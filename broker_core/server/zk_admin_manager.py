@@ -103,7 +103,7 @@ class ZkAdminManager:
         ready = await self._wait(lambda: all(elected(name) for name in created), timeout_ms)
         return [
             (ErrorCode.REQUEST_TIMED_OUT, "the topic was created; its leaders were not elected in time")
-            if request.name in created and not ready and not elected(request.name)
+            if result == OK and not ready and not elected(request.name)
             else result
             for request, result in zip(requests, outcomes)
         ]
@@ -198,7 +198,7 @@ class ZkAdminManager:
         ready = await self._wait(lambda: all(self._cache.partition_count(n) is None for n in deleting), timeout_ms)
         return [
             (ErrorCode.REQUEST_TIMED_OUT, "deletion was requested; it is not complete yet")
-            if name in deleting and not ready and self._cache.partition_count(name) is not None
+            if result == OK and not ready and self._cache.partition_count(name) is not None
             else result
             for name, result in zip(names, outcomes)
         ]
@@ -233,7 +233,7 @@ class ZkAdminManager:
         ready = await self._wait(lambda: all(self._has_leaders(n, range(c)) for n, c in grown.items()), timeout_ms)
         return [
             (ErrorCode.REQUEST_TIMED_OUT, "the partitions were added; their leaders were not elected in time")
-            if r.name in grown and not ready and not self._has_leaders(r.name, range(r.count))
+            if result == OK and not ready and not self._has_leaders(r.name, range(r.count))
             else result
             for r, result in zip(requests, outcomes)
         ]

@@ -17,6 +17,7 @@ import pytest
 from broker_core.config.incremental_configs import OP_APPEND, OP_DELETE, OP_SET
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.errors import ErrorCode
+from spate.protocol.messages.create_topics import CreateTopicsRequest
 from spate.protocol.messages.metadata import MetadataRequest
 from spate.structs import TopicPartition
 from tests.support.admin_requests import (
@@ -286,3 +287,11 @@ def test_metadata_for_an_unknown_topic_requests_its_creation(cluster: ClusterFor
     body = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=topic_name("no"))],
                            allow_auto_topic_creation=False)
     assert call(cluster.address(1), ApiKey.METADATA, 8, body).topics[0].error_code == E.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_a_topic_named_twice_in_one_request_is_created_once(cluster: ClusterForTests, controller, topic_name) -> None:
+    Q = CreateTopicsRequest
+    topic = topic_name()
+    entry = Q.CreatableTopic(name=topic, num_partitions=1, replication_factor=1, assignments=[], configs=[])
+    answer = call(cluster.address(1), ApiKey.CREATE_TOPICS, 4, Q(topics=[entry, entry], timeout_ms=200))
+    assert [t.error_code for t in answer.topics] == [E.REQUEST_TIMED_OUT, E.TOPIC_ALREADY_EXISTS]

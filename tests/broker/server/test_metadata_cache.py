@@ -38,9 +38,13 @@ def test_live_brokers_and_the_controller_come_from_the_latest_update() -> None:
     assert cache.controller_id() == NO_CONTROLLER
 
 
-def test_a_broker_without_an_endpoint_for_this_listener_is_left_out() -> None:
+def test_a_broker_is_reached_through_this_listener_or_else_plaintext() -> None:
     cache = _cache()
     cache.update_metadata(_decoded(FakeController().update_metadata([Broker(3, "h3", 1, listener="INTERNAL")])))
+    assert cache.alive_brokers() == [BrokerRegistration(3, "h3", 1)]
+    body = FakeController().update_metadata([Broker(3, "h3", 1, listener="INTERNAL")])
+    body.live_brokers[0].endpoints[0].security_protocol = 1  # SSL only
+    cache.update_metadata(_decoded(body))
     assert cache.alive_brokers() == []
 
 
