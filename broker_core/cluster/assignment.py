@@ -1,6 +1,6 @@
-"""Replica placement for new topics and new partitions (rack-unaware).
+"""Replica placement for new topics and new partitions, rack-unaware or rack-aware (Kafka's ``AdminUtils``).
 
-The placement is Kafka's round-robin with a start offset. Brokers are sorted
+The rack-unaware placement is Kafka's round-robin with a start offset. Brokers are sorted
 by id; partition ``p`` gets its first replica on broker
 ``(p + start) mod n``, and its other replicas follow at a distance
 ``1 + (shift + j) mod (n - 1)`` from the first, for ``j = 0 .. rf - 2``. The
@@ -11,11 +11,20 @@ evenly, and a follower never lands on the partition's first replica.
 ``start`` and ``shift`` are random by default so that many small topics do not
 all lead on the lowest broker id; pass ``start_index`` to make the result
 fixed (Kafka uses the same number for both).
+
+When brokers have racks (``broker.rack``), the same walk runs over a
+rack-alternated broker list (the first broker of each rack in rack order,
+then the second of each, ...), and a follower is skipped while its rack
+already holds a replica of the partition and some rack holds none, or its
+broker already holds one and some broker holds none. Every partition
+therefore spreads over as many racks as it can. Either all brokers have a
+rack or none: a mix is refused, as Kafka refuses it.
 """
 
 from __future__ import annotations
 
 import random
+from collections import defaultdict
 from typing import Iterable, Mapping, Sequence
 
 from broker_core.cluster.errors import (
@@ -25,6 +34,8 @@ from broker_core.cluster.errors import (
 )
 
 Assignment = dict[int, tuple[int, ...]]
+# broker id -> its rack (None: the broker has none)
+Racks = Mapping[int, "str | None"]
 
 
 def assign_replicas(
@@ -35,11 +46,13 @@ def assign_replicas(
     start_index: int | None = None,
     first_partition: int = 0,
     rng: random.Random | None = None,
+    racks: Racks | None = None,
 ) -> Assignment:
     """Place ``partition_count`` partitions (ids from ``first_partition``) over the brokers.
 
     ``start_index`` fixes both the start and the shift; otherwise they are
-    drawn from ``rng``, and with no ``rng`` they are 0.
+    drawn from ``rng``, and with no ``rng`` they are 0. With ``racks`` naming
+    a rack for the brokers, the placement is rack-aware.
     """
     brokers = sorted(set(broker_ids))
     if partition_count <= 0:
@@ -61,6 +74,11 @@ def assign_replicas(
         start, shift = rng.randrange(count), rng.randrange(count)
     else:
         start, shift = 0, 0
+    rack_of = _racks_of(brokers, racks)
+    if rack_of is not None:
+        return _assign_rack_aware(
+            rack_of, partition_count, replication_factor, start, shift, first_partition
+        )
 
     assignment: Assignment = {}
     for partition in range(first_partition, first_partition + partition_count):
@@ -75,10 +93,76 @@ def assign_replicas(
     return assignment
 
 
+def _racks_of(brokers: list[int], racks: Racks | None) -> dict[int, str] | None:
+    """Each broker's rack when the placement is rack-aware; None when no broker has a rack."""
+    if not racks or all(racks.get(broker) is None for broker in brokers):
+        return None
+    missing = [broker for broker in brokers if racks.get(broker) is None]
+    if missing:
+        raise InvalidReplicaAssignmentError(
+            f"not all brokers have rack information for rack-aware placement: {missing} have none"
+        )
+    return {broker: str(racks[broker]) for broker in brokers}
+
+
+def rack_alternated_brokers(rack_of: Mapping[int, str]) -> list[int]:
+    """Brokers taken one per rack in turn, racks in name order and brokers by id within a rack.
+
+    ``{0: "a", 1: "a", 2: "b", 3: "c"}`` gives ``[0, 2, 3, 1]``.
+    """
+    by_rack: defaultdict[str, list[int]] = defaultdict(list)
+    for broker in sorted(rack_of):
+        by_rack[rack_of[broker]].append(broker)
+    queues = [by_rack[rack] for rack in sorted(by_rack)]
+    arranged: list[int] = []
+    depth = 0
+    while len(arranged) < len(rack_of):
+        arranged.extend(queue[depth] for queue in queues if depth < len(queue))
+        depth += 1
+    return arranged
+
+
+def _assign_rack_aware(
+    rack_of: Mapping[int, str],
+    partition_count: int,
+    replication_factor: int,
+    start: int,
+    shift: int,
+    first_partition: int,
+) -> Assignment:
+    arranged = rack_alternated_brokers(rack_of)
+    count, rack_count = len(arranged), len(set(rack_of.values()))
+    assignment: Assignment = {}
+    for partition in range(first_partition, first_partition + partition_count):
+        if partition > 0 and partition % count == 0:
+            shift += 1
+        first = (partition + start) % count
+        replicas = [arranged[first]]
+        racks_used, brokers_used = {rack_of[arranged[first]]}, {arranged[first]}
+        k = 0
+        while len(replicas) < replication_factor:
+            broker = arranged[(first + 1 + (shift * rack_count + k) % (count - 1)) % count]
+            rack = rack_of[broker]
+            k += 1
+            # Skip a broker whose rack already has a replica while some rack has none, and a broker
+            # already holding one while some broker holds none.
+            if rack in racks_used and len(racks_used) < rack_count:
+                continue
+            if broker in brokers_used and len(brokers_used) < count:
+                continue
+            replicas.append(broker)
+            racks_used.add(rack)
+            brokers_used.add(broker)
+        assignment[partition] = tuple(replicas)
+    return assignment
+
+
 def assign_added_partitions(
     broker_ids: Iterable[int],
     existing: Mapping[int, Sequence[int]],
     new_total: int,
+    *,
+    racks: Racks | None = None,
 ) -> Assignment:
     """Place partitions ``len(existing) .. new_total - 1`` of an existing topic.
 
@@ -100,6 +184,7 @@ def assign_added_partitions(
         len(existing[0]),
         start_index=start,
         first_partition=current,
+        racks=racks,
     )
 
 

@@ -1,9 +1,17 @@
 """The broker's composition root: builds every part from the config and runs them.
 
-Start-up order: metadata store, logs (with crash recovery), hosted
-partitions, request handlers, then the listener, so no request arrives before
-the partitions it names are open. Shutdown runs the same way backwards and
-ends with checkpoints, so the next start skips log recovery.
+Two modes share it. Embedded (no ``zookeeper.connect``): a local metadata
+store, every partition led here. Cluster: a ZooKeeper session, registration
+and controller election (``cluster_membership``), a metadata cache fed by
+the controller, partitions hosted as LeaderAndIsr says, admin requests
+written to ZooKeeper.
+
+Start-up order: metadata (store or ZooKeeper), logs (with crash recovery),
+hosted partitions, request handlers, then the listener, so no request
+arrives before the partitions it names are open; a cluster broker contends
+for controller last. Shutdown runs the same way backwards, a cluster broker
+first moving its leadership away (controlled shutdown) while it still
+serves, and ends with checkpoints, so the next start skips log recovery.
 """
 
 from __future__ import annotations
@@ -12,11 +20,10 @@ import asyncio
 import logging
 import socket
 import time
-from typing import Callable
+from typing import Any, Callable
 
-from broker_core.cluster.errors import UnknownTopicError
 from broker_core.cluster.local_store import LocalMetadataStore
-from broker_core.cluster.metadata_store import BrokerRegistration
+from broker_core.cluster.metadata_store import BrokerRegistration, MetadataStore
 from broker_core.config.broker_config import BrokerConfig
 from broker_core.config.errors import ConfigError
 from broker_core.config.listeners import Listener
@@ -24,16 +31,24 @@ from broker_core.config.topic_config import to_log_config_kwargs
 from broker_core.coordinator.group import GroupConfig, GroupCoordinator
 from broker_core.coordinator.scheduler import LoopScheduler
 from broker_core.coordinator.transaction import TransactionCoordinator, TransactionStateManager, TxnConfig
+from broker_core.server.cluster_membership import ClusterMembership
 from broker_core.server.connection import ClientConnection
 from broker_core.server.context import BrokerContext
+from broker_core.server.controlled_shutdown import ControlledShutdown
+from broker_core.server.coordinator_leadership import CoordinatorLeadership
 from broker_core.server.dispatch import RequestDispatcher
-from broker_core.server.handlers import SERVED_APIS, bind_handlers
+from broker_core.server.handlers import bind_handlers, served_apis
 from broker_core.server.internal_topic_adapter import BrokerInternalTopic
+from broker_core.server.metadata_cache import MetadataCache
+from broker_core.server.metadata_view import MetadataView, StoreMetadataView
 from broker_core.server.producer_ids import ProducerIdManager
 from broker_core.server.purgatory import FetchPurgatory
 from broker_core.server.replica_manager import ReplicaManager
+from broker_core.server.replica_state_changes import ReplicaStateChanges
+from broker_core.server.topic_admin import EmbeddedTopicAdmin
 from broker_core.server.topic_manager import TopicManager
 from broker_core.server.txn_marker_writer import BrokerMarkerWriter
+from broker_core.server.zk_admin_manager import ZkAdminManager
 from broker_core.storage.config import LogConfig
 from broker_core.storage.log_manager import LogManager
 from spate.protocol.internal_records.consumer_offsets import CONSUMER_OFFSETS_TOPIC
@@ -49,10 +64,11 @@ def wall_clock_ms() -> int:
 
 class Broker:
     def __init__(self, config: BrokerConfig, *, clock: Callable[[], int] = wall_clock_ms) -> None:
-        if config.zookeeper_connect is not None:
-            raise ConfigError("ZooKeeper clusters are not supported by this broker yet; leave it empty "
-                              "for the embedded single-node metadata store", key="zookeeper.connect")
         listener = self._plaintext_listener(config)
+        self.cluster_mode = config.zookeeper_connect is not None
+        if self.cluster_mode and not (config.is_set("broker.id") or config.is_set("node.id")):
+            raise ConfigError("is required when zookeeper.connect is set: each broker of a cluster needs its own id",
+                              key="broker.id")
         self.config = config
         self._clock = clock
         self._listener = listener
@@ -60,13 +76,20 @@ class Broker:
         self._connections: dict[asyncio.Task[None], ClientConnection] = {}
         self._background: list[asyncio.Task[None]] = []
         self._stopped = asyncio.Event()
-        self.store: LocalMetadataStore | None = None
+        self._fatal: BaseException | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.store: MetadataStore | None = None
         self.replicas: ReplicaManager | None = None
+        self.membership: ClusterMembership | None = None
+        self.metadata_cache: MetadataCache | None = None
+        self._admin: ZkAdminManager | None = None
+        self._producer_ids: ProducerIdManager | None = None
         self._dispatcher: RequestDispatcher | None = None
         self._group_coordinator: GroupCoordinator | None = None
         self._txn_coordinator: TransactionCoordinator | None = None
         self.bound_port: int | None = None
         self._registered = False
+        self._serving = False
 
     @staticmethod
     def _plaintext_listener(config: BrokerConfig) -> Listener:
@@ -85,19 +108,32 @@ class Broker:
 
     async def start(self) -> None:
         config = self.config
+        self._loop = asyncio.get_running_loop()
         for log_dir in config.log_dirs:
             log_dir.mkdir(parents=True, exist_ok=True)
-        config.metadata_dir.mkdir(parents=True, exist_ok=True)
-        self.store = LocalMetadataStore.in_directory(config.metadata_dir)
+        topic_configs: dict[str, dict[str, str]] = {}
+        if self.cluster_mode:
+            self.membership = ClusterMembership(
+                config, clock=self._clock, on_fatal=self._fail_from_thread, on_topic_config=self._topic_config_changed
+            )
+            await asyncio.to_thread(self.membership.connect)
+            self.store = self.membership.store
+            # Logs on disk open with their topic's overrides, as Kafka's log manager reads them at start.
+            topic_configs = await asyncio.to_thread(self.membership.admin.read_all_topic_configs)
+        else:
+            config.metadata_dir.mkdir(parents=True, exist_ok=True)
+            self.store = LocalMetadataStore.in_directory(config.metadata_dir)
         default_log_config = LogConfig(**to_log_config_kwargs(config))
-        log_manager = LogManager(list(config.log_dirs), default_log_config, clock=self._clock)
-        purgatory = FetchPurgatory()
+        log_manager = LogManager(
+            list(config.log_dirs), default_log_config, clock=self._clock,
+            topic_config=lambda topic: (
+                LogConfig(**to_log_config_kwargs(config, topic_configs[topic])) if topic in topic_configs else None
+            ),
+        )
         self.replicas = ReplicaManager(
             node_id=config.node_id, log_manager=log_manager, broker_config=config, clock=self._clock,
-            purgatory=purgatory,
+            purgatory=FetchPurgatory(),
         )
-        topics = TopicManager(store=self.store, replicas=self.replicas, config=config)
-
         # Bind before registering so an ephemeral port (0) is advertised correctly.
         self._server = await asyncio.start_server(
             self._on_connection, self._listener.host or None, self._listener.port, reuse_address=True,
@@ -105,24 +141,13 @@ class Broker:
         )
         self.bound_port = self._server.sockets[0].getsockname()[1]
         host, port = self._advertised_endpoint()
-        self.store.register_broker(BrokerRegistration(config.node_id, host, port))
-        self._registered = True
-        topics.load_hosted_partitions()
-
-        self._group_coordinator = self._build_group_coordinator(topics)
-        producer_ids = ProducerIdManager(self.store, config.node_id)
-        self._txn_coordinator = self._build_txn_coordinator(topics, producer_ids)
-
-        versions = {key: span for key, span in ADVERTISED_VERSIONS.items() if key in SERVED_APIS}
-        context = BrokerContext(
-            config=config, node_id=config.node_id, advertised_host=host, advertised_port=port,
-            store=self.store, replicas=self.replicas, topics=topics,
-            producer_ids=producer_ids, versions=versions, clock=self._clock,
-            group_coordinator=self._group_coordinator, txn_coordinator=self._txn_coordinator,
-        )
-        self._versions = versions
+        if self.cluster_mode:
+            context = await self._start_cluster(host, port)
+        else:
+            context = self._start_embedded(host, port)
+        self._versions = context.versions
         self._dispatcher = RequestDispatcher(
-            bind_handlers(context),
+            bind_handlers(context, cluster=self.cluster_mode),
             queue_size=config.get_int("queued.max.requests"),
             workers=config.get_int("num.io.threads"),
         )
@@ -134,27 +159,74 @@ class Broker:
         # Transactions found half-way through PrepareCommit/PrepareAbort are completed from here.
         self._txn_coordinator.startup()
         await self._server.start_serving()
-        logger.info("broker %d serving on %s:%d (advertised as %s:%d), %d partition(s) loaded",
-                    config.node_id, self._listener.host, self.bound_port, host, port, len(list(self.replicas)))
+        self._serving = True
+        if self.membership is not None:
+            await asyncio.to_thread(self.membership.start_election)
+        logger.info("broker %d serving on %s:%d (advertised as %s:%d), %d partition(s) loaded%s",
+                    config.node_id, self._listener.host, self.bound_port, host, port, len(list(self.replicas)),
+                    ", in a ZooKeeper cluster" if self.cluster_mode else "")
 
-    def _build_group_coordinator(self, topics: TopicManager) -> GroupCoordinator:
-        config = GroupConfig.from_broker_config(self.config)
-        offsets_topic = BrokerInternalTopic(config.offsets_topic_spec, store=self.store, topics=topics,
+    def _start_embedded(self, host: str, port: int) -> BrokerContext:
+        config, store = self.config, self.store
+        store.register_broker(BrokerRegistration(config.node_id, host, port, config.get_optional_str("broker.rack")))
+        self._registered = True
+        topics = TopicManager(store=store, replicas=self.replicas, config=config)
+        topics.load_hosted_partitions()
+        view = StoreMetadataView(store, config.node_id)
+        self._producer_ids = ProducerIdManager(store, config.node_id)
+        self._build_coordinators(store, topics, view)
+        return self._context(host, port, view, EmbeddedTopicAdmin(topics, store, view, config))
+
+    async def _start_cluster(self, host: str, port: int) -> BrokerContext:
+        config, membership = self.config, self.membership
+        await asyncio.to_thread(membership.register, host, port)
+        self._registered = True
+        cache = self.metadata_cache = MetadataCache(cluster_id=membership.store.cluster_id(),
+                                                    listener_name=self._listener.name)
+        self._admin = ZkAdminManager(config=config, cache=cache, admin_zk=membership.admin)
+        self._producer_ids = ProducerIdManager(membership.store, config.node_id, background=True)
+        self._producer_ids.start()
+        # The coordinators read their topics from the cache and have them created through the admin path;
+        # they take over the internal-topic partitions that LeaderAndIsr makes this broker lead.
+        self._build_coordinators(cache, self._admin, cache)
+        groups, transactions = self._group_coordinator, self._txn_coordinator
+        self.replicas.add_leadership_listener(CoordinatorLeadership(
+            take_offsets=groups.ensure_offsets_topic, take_transactions=transactions.ensure_state_topic
+        ))
+        state_changes = ReplicaStateChanges(
+            node_id=config.node_id, replicas=self.replicas, cache=cache, topic_configs=membership.read_topic_configs,
+            broker_epoch=membership.broker_epoch,
+        )
+        return self._context(host, port, cache, self._admin, state_changes=state_changes)
+
+    def _context(self, host: str, port: int, view: MetadataView, admin: Any, **cluster: Any) -> BrokerContext:
+        apis = served_apis(cluster=self.cluster_mode)
+        return BrokerContext(
+            config=self.config, node_id=self.config.node_id, advertised_host=host, advertised_port=port,
+            replicas=self.replicas, producer_ids=self._producer_ids,
+            versions={key: span for key, span in ADVERTISED_VERSIONS.items() if key in apis}, clock=self._clock,
+            metadata=view, admin=admin, group_coordinator=self._group_coordinator,
+            txn_coordinator=self._txn_coordinator, membership=self.membership, **cluster,
+        )
+
+    def _build_coordinators(self, store: Any, topics: Any, view: MetadataView) -> None:
+        """The group and transaction coordinators over ``store`` (what reads their topics) and ``topics``
+        (what creates them): the local store and topic manager embedded, the cache and admin path in a cluster."""
+        loop = asyncio.get_running_loop()
+        group_config = GroupConfig.from_broker_config(self.config)
+        offsets_topic = BrokerInternalTopic(group_config.offsets_topic_spec, store=store, topics=topics,
                                             replicas=self.replicas)
-        return GroupCoordinator(
-            config,
+        groups = self._group_coordinator = GroupCoordinator(
+            group_config,
             offsets_topic,
-            LoopScheduler(asyncio.get_running_loop(), self._clock),
+            LoopScheduler(loop, self._clock),
             # Built next; TxnOffsetCommit requests only arrive once both exist.
             txn_verifier=lambda *request: self._txn_coordinator.verify_offset_commit(*request),
         )
-
-    def _build_txn_coordinator(self, topics: TopicManager, producer_ids: ProducerIdManager) -> TransactionCoordinator:
-        config = TxnConfig.from_broker_config(self.config)
-        store, groups = self.store, self._group_coordinator
+        txn_config = TxnConfig.from_broker_config(self.config)
         state = TransactionStateManager(
-            BrokerInternalTopic(config.state_log_spec, store=store, topics=topics, replicas=self.replicas),
-            partitions=config.state_log_partitions,
+            BrokerInternalTopic(txn_config.state_log_spec, store=store, topics=topics, replicas=self.replicas),
+            partitions=txn_config.state_log_partitions,
         )
         markers = BrokerMarkerWriter(
             replicas=self.replicas,
@@ -166,25 +238,22 @@ class Broker:
         )
 
         def partition_exists(tp: TopicPartition) -> bool:
-            try:
-                return 0 <= tp.partition < store.get_topic(tp.topic).partition_count
-            except UnknownTopicError:
-                return False
+            count = view.partition_count(tp.topic)
+            return count is not None and 0 <= tp.partition < count
 
         def offsets_partition_for(group_id: str) -> TopicPartition:
             groups.ensure_offsets_topic()
             return TopicPartition(CONSUMER_OFFSETS_TOPIC, groups.partition_for(group_id))
 
-        coordinator = TransactionCoordinator(
-            config,
+        self._txn_coordinator = TransactionCoordinator(
+            txn_config,
             state,
             markers,
-            LoopScheduler(asyncio.get_running_loop(), self._clock),
-            next_producer_id=producer_ids.next_id,
+            LoopScheduler(loop, self._clock),
+            next_producer_id=self._producer_ids.next_id,
             partition_exists=partition_exists,
             offsets_partition_for=offsets_partition_for,
         )
-        return coordinator
 
     def _advertised_endpoint(self) -> tuple[str, int]:
         advertised = self.config.advertised_listeners[0]
@@ -193,6 +262,40 @@ class Broker:
             host = socket.getfqdn()
         port = self.bound_port if advertised.port == 0 else advertised.port
         return host, port
+
+    # --- cluster callbacks ---------------------------------------------------------------------
+
+    def _topic_config_changed(self, topic: str, configs: dict[str, str]) -> None:
+        """On a ZooKeeper thread: a topic's overrides changed somewhere in the cluster; apply them here."""
+
+        def apply() -> None:
+            if self.replicas is None:
+                return
+            try:
+                self.replicas.update_topic_config(topic, configs)
+            except Exception as exc:
+                logger.error("cannot apply the new configs of topic %s: %s", topic, exc)
+                return
+            logger.info("reloaded the config overrides of topic %s: %s", topic, configs)
+
+        self._call_soon(apply)
+
+    def _fail_from_thread(self, exc: BaseException) -> None:
+        def fail() -> None:
+            self._fatal = self._fatal or exc
+            self.request_stop()
+
+        self._call_soon(fail)
+
+    def _call_soon(self, callback: Callable[[], None]) -> None:
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(callback)
+            except RuntimeError:  # the loop closed in between: the broker is gone
+                pass
+
+    # --- background jobs and connections -------------------------------------------------------
 
     def _start_background_tasks(self, log_manager: LogManager) -> None:
         config = self.config
@@ -238,13 +341,18 @@ class Broker:
             self._connections.pop(task, None)
 
     async def serve_until_stopped(self) -> None:
+        """Wait for a stop request; raises what stopped the broker if something failed (the controller)."""
         await self._stopped.wait()
+        if self._fatal is not None:
+            raise self._fatal
 
     def request_stop(self) -> None:
         self._stopped.set()
 
     async def stop(self) -> None:
-        """Stop accepting, finish nothing new, checkpoint and close every log."""
+        """Move leadership away (cluster), stop accepting, finish nothing new, checkpoint and close every log."""
+        if self._serving and self.membership is not None and self._fatal is None:
+            await self._controlled_shutdown()
         if self._server is not None:
             self._server.close()
         for task in self._background:
@@ -261,10 +369,30 @@ class Broker:
         if self._dispatcher is not None:
             await self._dispatcher.stop()
         await asyncio.gather(*self._background, *self._connections, return_exceptions=True)
+        if self._admin is not None:
+            await self._admin.close()
+        if self._producer_ids is not None:
+            self._producer_ids.close()
+        if self.membership is not None:
+            # Resigns as controller and ends the session: the registration goes with it.
+            await asyncio.to_thread(self.membership.close)
         if self.replicas is not None:
             self.replicas.shutdown()
-        if self.store is not None:
+        if self.store is not None and self.membership is None:
             if self._registered:
                 self.store.unregister_broker(self.config.node_id)
             self.store.close()
         logger.info("broker %d stopped cleanly", self.config.node_id)
+
+    async def _controlled_shutdown(self) -> None:
+        if not self.config.get_bool("controlled.shutdown.enable"):
+            return
+        cache, membership = self.metadata_cache, self.membership
+        shutdown = ControlledShutdown(
+            config=self.config, find_controller=lambda: membership.find_controller(cache),
+            broker_epoch=membership.broker_epoch,
+        )
+        try:
+            await shutdown.run()
+        except Exception:
+            logger.exception("controlled shutdown failed; stopping anyway")

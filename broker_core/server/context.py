@@ -5,13 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
-from broker_core.cluster.metadata_store import MetadataStore
 from broker_core.config.broker_config import BrokerConfig
 from broker_core.coordinator.group.group_coordinator import GroupCoordinator
 from broker_core.coordinator.transaction.txn_coordinator import TransactionCoordinator
+from broker_core.server.cluster_membership import ClusterMembership
+from broker_core.server.metadata_view import MetadataView
 from broker_core.server.producer_ids import ProducerIdManager
 from broker_core.server.replica_manager import ReplicaManager
-from broker_core.server.topic_manager import TopicManager
+from broker_core.server.replica_state_changes import ReplicaStateChanges
+from broker_core.server.topic_admin import TopicAdmin
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.versions import VersionRange
 
@@ -22,11 +24,16 @@ class BrokerContext:
     node_id: int
     advertised_host: str
     advertised_port: int
-    store: MetadataStore
     replicas: ReplicaManager
-    topics: TopicManager
     producer_ids: ProducerIdManager
     versions: Mapping[ApiKey, VersionRange]
     clock: Callable[[], int]
+    # What handlers read of the cluster (the local store embedded, the metadata cache in a cluster)
+    # and where admin requests go; neither makes a handler wait on ZooKeeper.
+    metadata: MetadataView
+    admin: TopicAdmin
     group_coordinator: GroupCoordinator | None = None
     txn_coordinator: TransactionCoordinator | None = None
+    # Cluster mode only: the controller's requests, and this broker's part in the cluster.
+    state_changes: ReplicaStateChanges | None = None
+    membership: ClusterMembership | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
+from broker_core.cluster.zk.errors import ZNodeDecodeError, ZooKeeperUnavailableError
 from spate.protocol.errors import ErrorCode, KafkaError
 from spate.records.errors import CorruptRecordError
 
@@ -41,3 +42,18 @@ def outcome(action: Callable[..., object], *args: Any, where: str, **kwargs: Any
     except Exception as exc:
         return error_code_for(exc, where=where), str(exc)
     return ErrorCode.NONE, None
+
+
+def zookeeper_outcome(exc: BaseException, *, where: str) -> tuple[ErrorCode, str]:
+    """The answer for a cluster admin step that raised: ZooKeeper trouble is told apart from caller errors.
+
+    A malformed znode is logged as one line and answered UNKNOWN_SERVER_ERROR;
+    ZooKeeper not answering is REQUEST_TIMED_OUT (the client may retry).
+    """
+    if isinstance(exc, ZNodeDecodeError):
+        logger.error("%s: %s", where, exc)
+        return ErrorCode.UNKNOWN_SERVER_ERROR, str(exc)
+    if isinstance(exc, ZooKeeperUnavailableError):
+        logger.warning("%s: %s", where, exc)
+        return ErrorCode.REQUEST_TIMED_OUT, str(exc)
+    return error_code_for(exc, where=where), str(exc)

@@ -48,7 +48,7 @@ class TopicManager:
     def _open_partitions(self, topic: TopicDescription) -> None:
         for index, state in topic.partitions.items():
             if state.leader == self._replicas.node_id:
-                self._replicas.make_leader(topic.name, index, state, dict(topic.configs))
+                self._replicas.make_leader(topic.name, index, state.leader_epoch, dict(topic.configs))
 
     def create_topic(self, request: TopicRequest, *, validate_only: bool = False) -> TopicDescription | None:
         validate_topic_name(request.name)

@@ -135,4 +135,7 @@ def brokers_in(value: object) -> list[BrokerProcess]:
         return [value.process]
     if isinstance(value, BrokerFactory):
         return list(value.started)
+    cluster = getattr(value, "brokers", None)  # tests.support.cluster.ClusterForTests
+    if isinstance(cluster, dict):
+        return [broker for broker in cluster.values() if isinstance(broker, BrokerProcess)]
     return []

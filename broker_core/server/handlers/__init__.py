@@ -2,8 +2,12 @@
 
 Each handler takes the broker context and a decoded request and returns the
 response body, or an awaitable of it when the request must wait (long-poll
-fetch). Per-partition failures become error codes in the response; only a
-bug escapes as an exception, which closes that connection.
+fetch, ZooKeeper, the controller). Per-partition failures become error codes
+in the response; only a bug escapes as an exception, which closes that
+connection.
+
+A broker in a ZooKeeper cluster also serves the controller's requests
+(LeaderAndIsr, UpdateMetadata, StopReplica) and ControlledShutdown.
 """
 
 from __future__ import annotations
@@ -16,31 +20,40 @@ from broker_core.server.handlers import (
     add_offsets_to_txn,
     add_partitions_to_txn,
     alter_configs,
+    alter_partition_reassignments,
     api_versions,
+    controlled_shutdown,
     create_partitions,
     create_topics,
     delete_groups,
     delete_records,
     delete_topics,
+    describe_cluster,
     describe_configs,
     describe_groups,
+    elect_leaders,
     end_txn,
     fetch,
     find_coordinator,
     heartbeat,
+    incremental_alter_configs,
     init_producer_id,
     join_group,
+    leader_and_isr,
     leave_group,
     list_groups,
     list_offsets,
+    list_partition_reassignments,
     metadata,
     offset_commit,
     offset_delete,
     offset_fetch,
     offset_for_leader_epoch,
     produce,
+    stop_replica,
     sync_group,
     txn_offset_commit,
+    update_metadata,
     write_txn_markers,
 )
 from spate.protocol.api_keys import ApiKey
@@ -76,10 +89,28 @@ _HANDLERS: Mapping[ApiKey, Callable[[BrokerContext, Request], Any]] = {
     ApiKey.END_TXN: end_txn.handle,
     ApiKey.TXN_OFFSET_COMMIT: txn_offset_commit.handle,
     ApiKey.WRITE_TXN_MARKERS: write_txn_markers.handle,
+    ApiKey.DESCRIBE_CLUSTER: describe_cluster.handle,
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: incremental_alter_configs.handle,
+    ApiKey.ELECT_LEADERS: elect_leaders.handle,
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: alter_partition_reassignments.handle,
+    ApiKey.LIST_PARTITION_REASSIGNMENTS: list_partition_reassignments.handle,
+}
+
+_CLUSTER_HANDLERS: Mapping[ApiKey, Callable[[BrokerContext, Request], Any]] = {
+    ApiKey.LEADER_AND_ISR: leader_and_isr.handle,
+    ApiKey.UPDATE_METADATA: update_metadata.handle,
+    ApiKey.STOP_REPLICA: stop_replica.handle,
+    ApiKey.CONTROLLED_SHUTDOWN: controlled_shutdown.handle,
 }
 
 SERVED_APIS = frozenset(_HANDLERS)
+CLUSTER_APIS = SERVED_APIS | frozenset(_CLUSTER_HANDLERS)
 
 
-def bind_handlers(context: BrokerContext) -> dict[ApiKey, Callable[[Request], Any]]:
-    return {key: partial(handler, context) for key, handler in _HANDLERS.items()}
+def served_apis(*, cluster: bool) -> frozenset[ApiKey]:
+    return CLUSTER_APIS if cluster else SERVED_APIS
+
+
+def bind_handlers(context: BrokerContext, *, cluster: bool = False) -> dict[ApiKey, Callable[[Request], Any]]:
+    table = {**_HANDLERS, **_CLUSTER_HANDLERS} if cluster else _HANDLERS
+    return {key: partial(handler, context) for key, handler in table.items()}

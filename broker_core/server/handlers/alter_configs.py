@@ -5,20 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from broker_core.server.context import BrokerContext
-from broker_core.server.errors import outcome
-from broker_core.server.handlers.config_resources import TOPIC
+from broker_core.server.errors import zookeeper_outcome
+from broker_core.server.handlers.config_resources import TOPIC, refuse_non_topic
+from broker_core.server.topic_admin import OK, Outcome
 from spate.protocol.connection import Request
-from spate.protocol.errors import ErrorCode, KafkaError
 from spate.protocol.messages.alter_configs import AlterConfigsResponse
 
 R = AlterConfigsResponse
 
 
-def handle(ctx: BrokerContext, request: Request) -> Any:
+async def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
     responses = []
     for resource in body.resources:
-        code, message = outcome(_alter, ctx, resource, body.validate_only, where="alter_configs")
+        code, message = await _alter(ctx, resource, body.validate_only)
         responses.append(
             R.AlterConfigsResourceResponse(
                 error_code=code,
@@ -30,8 +30,12 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
     return R(throttle_time_ms=0, responses=responses)
 
 
-def _alter(ctx: BrokerContext, resource: Any, validate_only: bool) -> None:
-    if resource.resource_type != TOPIC:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, "only topic configs can be altered; broker configs are static")
-    configs = {c.name: c.value for c in resource.configs}
-    ctx.topics.alter_configs(resource.resource_name, configs, validate_only=validate_only)
+async def _alter(ctx: BrokerContext, resource: Any, validate_only: bool) -> Outcome:
+    try:
+        if resource.resource_type != TOPIC:
+            refuse_non_topic()
+        configs = {c.name: c.value for c in resource.configs}
+        await ctx.admin.alter_topic_configs(resource.resource_name, configs, validate_only=validate_only)
+    except Exception as exc:
+        return zookeeper_outcome(exc, where="alter_configs")
+    return OK

@@ -1,25 +1,29 @@
-"""CreatePartitions: grow a topic to ``count`` partitions."""
+"""CreatePartitions: grow a topic to ``count``; in a cluster the answer waits for the new leaders."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from broker_core.server.context import BrokerContext
-from broker_core.server.errors import outcome
+from broker_core.server.topic_admin import PartitionsRequest
 from spate.protocol.connection import Request
 from spate.protocol.messages.create_partitions import CreatePartitionsResponse
 
 R = CreatePartitionsResponse
 
 
-def handle(ctx: BrokerContext, request: Request) -> Any:
+async def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
-    results = []
-    for topic in body.topics:
-        assignment = None if topic.assignments is None else [a.broker_ids for a in topic.assignments]
-        code, message = outcome(
-            ctx.topics.create_partitions, topic.name, topic.count, assignment, validate_only=body.validate_only,
-            where="create_partitions",
+    requests = [
+        PartitionsRequest(
+            topic.name, topic.count, None if topic.assignments is None else [a.broker_ids for a in topic.assignments]
         )
-        results.append(R.CreatePartitionsTopicResult(name=topic.name, error_code=code, error_message=message))
+        for topic in body.topics
+    ]
+    outcomes = await ctx.admin.create_partitions(requests, validate_only=body.validate_only,
+                                                 timeout_ms=body.timeout_ms)
+    results = [
+        R.CreatePartitionsTopicResult(name=topic.name, error_code=code, error_message=message)
+        for topic, (code, message) in zip(body.topics, outcomes)
+    ]
     return R(throttle_time_ms=0, results=results)

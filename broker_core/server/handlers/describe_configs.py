@@ -7,7 +7,7 @@ from typing import Any, Mapping
 from broker_core.config.config_source import EffectiveValue
 from broker_core.config.topic_config import effective_topic_config, topic_config_synonyms
 from broker_core.server.context import BrokerContext
-from broker_core.server.errors import error_code_for
+from broker_core.server.errors import zookeeper_outcome
 from broker_core.server.handlers.config_resources import BROKER, TOPIC
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode, KafkaError
@@ -16,17 +16,18 @@ from spate.protocol.messages.describe_configs import ConfigSource, DescribeConfi
 R = DescribeConfigsResponse
 
 
-def handle(ctx: BrokerContext, request: Request) -> Any:
+async def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
     results = []
     for resource in body.resources:
         try:
-            configs = _describe(ctx, resource, body.include_synonyms)
+            configs = await _describe(ctx, resource, body.include_synonyms)
         except Exception as exc:
+            code, message = zookeeper_outcome(exc, where="describe_configs")
             results.append(
                 R.DescribeConfigsResult(
-                    error_code=error_code_for(exc, where="describe_configs"),
-                    error_message=str(exc),
+                    error_code=code,
+                    error_message=message,
                     resource_type=resource.resource_type,
                     resource_name=resource.resource_name,
                     configs=[],
@@ -44,9 +45,9 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
     return R(throttle_time_ms=0, results=results)
 
 
-def _describe(ctx: BrokerContext, resource: Any, include_synonyms: bool) -> list[Any]:
+async def _describe(ctx: BrokerContext, resource: Any, include_synonyms: bool) -> list[Any]:
     if resource.resource_type == TOPIC:
-        overrides = ctx.store.get_topic_configs(resource.resource_name)
+        overrides = await ctx.admin.topic_configs(resource.resource_name)
         values = effective_topic_config(ctx.config, overrides)
 
         def synonyms(name: str) -> list[Any]:

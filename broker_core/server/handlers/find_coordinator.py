@@ -1,17 +1,20 @@
 """FindCoordinator: the broker that leads the internal-topic partition a group id hashes to.
 
 For groups ``__consumer_offsets``, for transactional ids
-``__transaction_state``; either is created on first use.
+``__transaction_state``; either is created on first use (in a cluster, its
+creation is requested and the answer is COORDINATOR_NOT_AVAILABLE until the
+controller has elected its leaders). The leader comes from the metadata
+view, so any broker of a cluster answers; a partition without a live
+leader answers COORDINATOR_NOT_AVAILABLE.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from broker_core.cluster.errors import UnknownTopicError
-from broker_core.cluster.metadata_store import NO_LEADER
 from broker_core.cluster.topic_names import CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from broker_core.server.context import BrokerContext
+from broker_core.server.metadata_view import leader_of
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode, KafkaError
 from spate.protocol.messages.find_coordinator import (
@@ -57,15 +60,11 @@ def _transaction_coordinator(ctx: BrokerContext, transactional_id: str) -> Any:
 
 
 def _leader_of(ctx: BrokerContext, topic: str, partition: int) -> Any:
-    try:
-        state = ctx.store.get_topic(topic).partitions.get(partition)
-    except UnknownTopicError:
-        state = None
-    leader = state.leader if state is not None else NO_LEADER
-    if leader == ctx.node_id:
-        return R(throttle_time_ms=0, error_code=ErrorCode.NONE, node_id=leader, host=ctx.advertised_host,
+    leader = leader_of(ctx.metadata, topic, partition)
+    if leader is None:
+        return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{topic}-{partition} has no live leader")
+    if leader.broker_id == ctx.node_id:
+        return R(throttle_time_ms=0, error_code=ErrorCode.NONE, node_id=leader.broker_id, host=ctx.advertised_host,
                  port=ctx.advertised_port)
-    for broker in ctx.store.list_brokers():
-        if broker.broker_id == leader:
-            return R(throttle_time_ms=0, error_code=ErrorCode.NONE, node_id=leader, host=broker.host, port=broker.port)
-    return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{topic}-{partition} has no live leader")
+    return R(throttle_time_ms=0, error_code=ErrorCode.NONE, node_id=leader.broker_id, host=leader.host,
+             port=leader.port)

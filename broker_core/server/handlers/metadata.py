@@ -1,4 +1,12 @@
-"""Metadata: brokers, topics, partition leaders; auto-creates topics when allowed."""
+"""Metadata: brokers, topics, partition leaders; auto-creates topics when allowed.
+
+Embedded, a topic created here is described in the same answer; in a
+cluster its creation is requested and the answer is LEADER_NOT_AVAILABLE
+until the controller has elected its leaders (clients ask again). A
+partition whose leader is not alive answers LEADER_NOT_AVAILABLE with no
+leader; v0 lists only live replicas and says REPLICA_NOT_AVAILABLE when it
+left some out, as Kafka does.
+"""
 
 from __future__ import annotations
 
@@ -7,59 +15,72 @@ from typing import Any
 from broker_core.cluster.errors import UnknownTopicError
 from broker_core.cluster.topic_names import is_internal_topic, is_valid_topic_name
 from broker_core.server.context import BrokerContext
+from broker_core.server.metadata_view import MetadataView, PartitionMetadata
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode
 from spate.protocol.messages.metadata import MetadataResponse
 
 R = MetadataResponse
+NO_LEADER_ID = -1
 
 
 def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
+    view = ctx.metadata
     brokers = [
         R.MetadataResponseBroker(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
-        for b in ctx.store.list_brokers()
+        for b in view.alive_brokers()
     ]
     # v0 sends an empty list for "all topics"; v1+ sends null.
     if body.topics is None or (request.api_version == 0 and not body.topics):
-        names = ctx.store.list_topics()
+        names = view.topic_names()
         allow_create = False
     else:
         names = [t.name for t in body.topics]
         allow_create = body.allow_auto_topic_creation
-    topics = [_describe_topic(ctx, name, allow_create) for name in names]
+    topics = [_describe_topic(ctx, name, allow_create, request.api_version) for name in names]
     return R(
         throttle_time_ms=0,
         brokers=brokers,
-        cluster_id=ctx.store.cluster_id(),
-        controller_id=ctx.node_id,
+        cluster_id=view.cluster_id(),
+        controller_id=view.controller_id(),
         topics=topics,
     )
 
 
-def _describe_topic(ctx: BrokerContext, name: str, allow_create: bool) -> Any:
+def _describe_topic(ctx: BrokerContext, name: str, allow_create: bool, version: int) -> Any:
     if not is_valid_topic_name(name):
         return R.MetadataResponseTopic(error_code=ErrorCode.INVALID_TOPIC_EXCEPTION, name=name, partitions=[])
     try:
-        topic = ctx.store.get_topic(name)
+        topic = ctx.metadata.get_topic(name)
     except UnknownTopicError:
-        # Leaders are local and ready at once, so a topic created here is
-        # described in the same response instead of LEADER_NOT_AVAILABLE.
-        topic = ctx.topics.auto_create(name) if allow_create else None
-        if topic is None:
-            return R.MetadataResponseTopic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name, partitions=[])
-    partitions = [
-        R.MetadataResponsePartition(
-            error_code=ErrorCode.NONE,
-            partition_index=index,
-            leader_id=state.leader,
-            leader_epoch=state.leader_epoch,
-            replica_nodes=list(state.replicas),
-            isr_nodes=list(state.isr),
-            offline_replicas=[],
-        )
-        for index, state in sorted(topic.partitions.items())
-    ]
+        created = ctx.admin.auto_create(name) if allow_create else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if isinstance(created, ErrorCode):
+            return R.MetadataResponseTopic(error_code=created, name=name, partitions=[])
+        topic = created
+    partitions = [_describe_partition(ctx.metadata, index, state, version) for index, state in topic.partitions.items()]
     return R.MetadataResponseTopic(
         error_code=ErrorCode.NONE, name=name, is_internal=is_internal_topic(name), partitions=partitions
+    )
+
+
+def _describe_partition(view: MetadataView, index: int, state: PartitionMetadata, version: int) -> Any:
+    replicas, isr = list(state.replicas), list(state.isr)
+    error = ErrorCode.NONE
+    if version == 0:
+        replicas = [r for r in replicas if view.alive_broker(r) is not None]
+        isr = [r for r in isr if view.alive_broker(r) is not None]
+    leader_alive = state.leader >= 0 and view.alive_broker(state.leader) is not None
+    if not leader_alive:
+        error = ErrorCode.LEADER_NOT_AVAILABLE
+    elif len(replicas) < len(state.replicas) or len(isr) < len(state.isr):
+        error = ErrorCode.REPLICA_NOT_AVAILABLE
+    return R.MetadataResponsePartition(
+        error_code=error,
+        partition_index=index,
+        leader_id=state.leader if leader_alive else NO_LEADER_ID,
+        leader_epoch=state.leader_epoch,
+        replica_nodes=replicas,
+        isr_nodes=isr,
+        offline_replicas=list(state.offline_replicas),
     )

@@ -9,12 +9,17 @@ from spate.protocol.errors import ErrorCode, KafkaError
 
 
 def leader_partition(ctx: BrokerContext, topic: str, index: int) -> Partition:
-    """The partition if this broker leads it; otherwise a KafkaError with Kafka's code."""
+    """The partition if this broker leads it; otherwise a KafkaError with Kafka's code.
+
+    NOT_LEADER_OR_FOLLOWER when the cluster knows the partition (the client
+    refreshes its metadata and goes to the leader), UNKNOWN_TOPIC_OR_PARTITION
+    when it does not.
+    """
     partition = ctx.replicas.get(topic, index)
     if partition is not None:
         return partition
     try:
-        description = ctx.store.get_topic(topic)
+        description = ctx.metadata.get_topic(topic)
     except UnknownTopicError:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"unknown topic {topic!r}") from None
     if index not in description.partitions:

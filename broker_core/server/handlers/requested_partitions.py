@@ -18,7 +18,7 @@ from spate.structs import TopicPartition
 
 def existing_partitions(ctx: BrokerContext, topic: str) -> frozenset[int]:
     try:
-        return frozenset(ctx.store.get_topic(topic).partitions)
+        return frozenset(ctx.metadata.get_topic(topic).partitions)
     except UnknownTopicError:
         return frozenset()
 

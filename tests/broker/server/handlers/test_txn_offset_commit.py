@@ -29,7 +29,7 @@ class _Topic:
     partitions: tuple[int, ...]
 
 
-class _Store:
+class _Metadata:
     def __init__(self, **topics: int) -> None:
         self._topics = {name: _Topic(tuple(range(count))) for name, count in topics.items()}
 
@@ -71,7 +71,7 @@ def _errors(response, version: int) -> dict[TopicPartition, ErrorCode]:
 
 
 def _context(harness: Harness) -> SimpleNamespace:
-    return SimpleNamespace(store=_Store(orders=2), group_coordinator=harness.coordinator)
+    return SimpleNamespace(metadata=_Metadata(orders=2), group_coordinator=harness.coordinator)
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -105,6 +105,6 @@ def test_a_fenced_producer_is_told_in_the_code_its_version_knows(version: int, e
 
 
 def test_without_a_group_coordinator_every_known_partition_gets_coordinator_not_available() -> None:
-    ctx = SimpleNamespace(store=_Store(orders=2), group_coordinator=None)
+    ctx = SimpleNamespace(metadata=_Metadata(orders=2), group_coordinator=None)
     errors = _errors(txn_offset_commit.handle(ctx, _request(0, {"orders": [(0, 5, -1, "")]})), 0)
     assert errors == {TopicPartition("orders", 0): E.COORDINATOR_NOT_AVAILABLE}

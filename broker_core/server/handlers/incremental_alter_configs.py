@@ -1,0 +1,42 @@
+"""IncrementalAlterConfigs: SET, DELETE, APPEND or SUBTRACT single keys of a topic's overrides."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from broker_core.config.incremental_configs import ConfigOp
+from broker_core.server.context import BrokerContext
+from broker_core.server.errors import zookeeper_outcome
+from broker_core.server.handlers.config_resources import TOPIC, refuse_non_topic
+from broker_core.server.topic_admin import OK, Outcome
+from spate.protocol.connection import Request
+from spate.protocol.messages.incremental_alter_configs import IncrementalAlterConfigsResponse
+
+R = IncrementalAlterConfigsResponse
+
+
+async def handle(ctx: BrokerContext, request: Request) -> Any:
+    body = request.body
+    responses = []
+    for resource in body.resources:
+        code, message = await _alter(ctx, resource, body.validate_only)
+        responses.append(
+            R.AlterConfigsResourceResponse(
+                error_code=code,
+                error_message=message,
+                resource_type=resource.resource_type,
+                resource_name=resource.resource_name,
+            )
+        )
+    return R(throttle_time_ms=0, responses=responses)
+
+
+async def _alter(ctx: BrokerContext, resource: Any, validate_only: bool) -> Outcome:
+    try:
+        if resource.resource_type != TOPIC:
+            refuse_non_topic()
+        ops = [ConfigOp(c.name, c.config_operation, c.value) for c in resource.configs]
+        await ctx.admin.incremental_alter_topic_configs(resource.resource_name, ops, validate_only=validate_only)
+    except Exception as exc:
+        return zookeeper_outcome(exc, where="incremental_alter_configs")
+    return OK

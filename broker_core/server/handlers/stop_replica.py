@@ -1,0 +1,20 @@
+"""StopReplica: the controller stops (and, for topic deletion, deletes) partitions on this broker."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from broker_core.server.context import BrokerContext
+from spate.protocol.connection import Request
+from spate.protocol.messages.stop_replica import StopReplicaResponse
+
+R = StopReplicaResponse
+
+
+async def handle(ctx: BrokerContext, request: Request) -> Any:
+    outcome = await ctx.state_changes.stop_replicas(request.body)
+    errors = [
+        R.StopReplicaPartitionError(topic_name=tp.topic, partition_index=tp.partition, error_code=code)
+        for tp, code in outcome.partitions.items()
+    ]
+    return R(error_code=outcome.error, partition_errors=errors)

@@ -1,0 +1,16 @@
+"""UpdateMetadata: the controller's picture of the cluster, which this broker's metadata cache takes in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from broker_core.server.context import BrokerContext
+from spate.protocol.connection import Request
+from spate.protocol.messages.update_metadata import UpdateMetadataResponse
+
+R = UpdateMetadataResponse
+
+
+async def handle(ctx: BrokerContext, request: Request) -> Any:
+    outcome = await ctx.state_changes.update_metadata(request.body)
+    return R(error_code=outcome.error)
