@@ -29,24 +29,25 @@ from broker_core.config.errors import ConfigError
 from broker_core.config.listeners import Listener
 from broker_core.config.topic_config import to_log_config_kwargs
 from broker_core.coordinator.group import GroupConfig, GroupCoordinator
+from broker_core.coordinator.leadership_listener import CoordinatorLeadershipListener
 from broker_core.coordinator.scheduler import LoopScheduler
 from broker_core.coordinator.transaction import TransactionCoordinator, TransactionStateManager, TxnConfig
 from broker_core.server.cluster_membership import ClusterMembership
 from broker_core.server.connection import ClientConnection
 from broker_core.server.context import BrokerContext
 from broker_core.server.controlled_shutdown import ControlledShutdown
-from broker_core.server.coordinator_leadership import CoordinatorLeadership
 from broker_core.server.dispatch import RequestDispatcher
 from broker_core.server.handlers import bind_handlers, served_apis
 from broker_core.server.internal_topic_adapter import BrokerInternalTopic
 from broker_core.server.metadata_cache import MetadataCache
-from broker_core.server.metadata_view import MetadataView, StoreMetadataView
+from broker_core.server.metadata_view import MetadataView, StoreMetadataView, leader_of
 from broker_core.server.producer_ids import ProducerIdManager
 from broker_core.server.purgatory import FetchPurgatory
 from broker_core.server.replica_manager import ReplicaManager
 from broker_core.server.replica_state_changes import ReplicaStateChanges
 from broker_core.server.topic_admin import EmbeddedTopicAdmin
 from broker_core.server.topic_manager import TopicManager
+from broker_core.server.txn_marker_channel import TxnMarkerChannel
 from broker_core.server.txn_marker_writer import BrokerMarkerWriter
 from broker_core.server.zk_admin_manager import ZkAdminManager
 from broker_core.storage.config import LogConfig
@@ -87,6 +88,7 @@ class Broker:
         self._dispatcher: RequestDispatcher | None = None
         self._group_coordinator: GroupCoordinator | None = None
         self._txn_coordinator: TransactionCoordinator | None = None
+        self._marker_channel: TxnMarkerChannel | None = None
         self.bound_port: int | None = None
         self._registered = False
         self._serving = False
@@ -190,9 +192,7 @@ class Broker:
         # they take over the internal-topic partitions that LeaderAndIsr makes this broker lead.
         self._build_coordinators(cache, self._admin, cache)
         groups, transactions = self._group_coordinator, self._txn_coordinator
-        self.replicas.add_leadership_listener(CoordinatorLeadership(
-            take_offsets=groups.ensure_offsets_topic, take_transactions=transactions.ensure_state_topic
-        ))
+        self.replicas.add_leadership_listener(CoordinatorLeadershipListener(groups=groups, transactions=transactions))
         state_changes = ReplicaStateChanges(
             node_id=config.node_id, replicas=self.replicas, cache=cache, topic_configs=membership.read_topic_configs,
             broker_epoch=membership.broker_epoch,
@@ -228,18 +228,25 @@ class Broker:
             BrokerInternalTopic(txn_config.state_log_spec, store=store, topics=topics, replicas=self.replicas),
             partitions=txn_config.state_log_partitions,
         )
+        def partition_exists(tp: TopicPartition) -> bool:
+            count = view.partition_count(tp.topic)
+            return count is not None and 0 <= tp.partition < count
+
+        def leader_endpoint(tp: TopicPartition) -> tuple[int, str, int] | None:
+            leader = leader_of(view, tp.topic, tp.partition)
+            return None if leader is None else (leader.broker_id, leader.host, leader.port)
+
+        self._marker_channel = TxnMarkerChannel(client_id=f"broker-{self.config.node_id}-txn-markers")
         markers = BrokerMarkerWriter(
             replicas=self.replicas,
-            store=store,
+            partition_exists=partition_exists,
+            leader_of=leader_endpoint,
+            channel=self._marker_channel,
             on_offsets_marker=lambda partition, producer_id, commit: groups.complete_transactional_offsets(
                 offsets_partition=partition, producer_id=producer_id, commit=commit
             ),
             clock=self._clock,
         )
-
-        def partition_exists(tp: TopicPartition) -> bool:
-            count = view.partition_count(tp.topic)
-            return count is not None and 0 <= tp.partition < count
 
         def offsets_partition_for(group_id: str) -> TopicPartition:
             groups.ensure_offsets_topic()
@@ -361,6 +368,8 @@ class Broker:
             self._group_coordinator.shutdown()
         if self._txn_coordinator is not None:
             self._txn_coordinator.shutdown()
+        if self._marker_channel is not None:
+            await self._marker_channel.close()
         # Connections stop their own reader and writer tasks; cancelling the
         # connection task itself would race the stream machinery's callbacks.
         for connection in self._connections.values():

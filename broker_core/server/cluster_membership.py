@@ -7,25 +7,19 @@
   sends back in its requests. A live broker already holding the id stops
   this one with :class:`BrokerAlreadyRegisteredError` ("broker id N is
   already registered ...");
-* the controller election; winning starts Kafka's controller in this
-  process, losing or resigning stops it. The controller class is loaded
-  only then, from ``broker_core.controller.controller``;
+* the controller election; winning starts Kafka's controller
+  (:class:`KafkaController`) in this process, losing or resigning stops it;
 * config change notifications: every change to a topic's overrides is read
   back and handed to ``on_topic_config`` (on the ZooKeeper event thread).
 
 Blocking calls (:meth:`connect`, :meth:`register`, :meth:`close`) are made on
 a worker thread by the broker; the election callbacks run on the election's
 own thread.
-
-The controller is expected to offer ``KafkaController(config, session, store,
-leadership, clock)`` with ``start()``, ``stop()``, ``is_active()`` and
-``controlled_shutdown(broker_id, broker_epoch) -> concurrent.futures.Future``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 import threading
 from typing import Any, Callable, Iterable
@@ -41,31 +35,14 @@ from broker_core.cluster.zk.store import ZkMetadataStore
 from broker_core.cluster.zk.znodes.brokers import BrokerIdZNode
 from broker_core.cluster.zk.znodes.controller import ControllerZNode
 from broker_core.config.broker_config import BrokerConfig
+from broker_core.controller.controller import KafkaController
 from broker_core.server.metadata_view import MetadataView
 from spate.protocol.errors import ErrorCode, KafkaError
 from spate.structs import TopicPartition
 
 logger = logging.getLogger(__name__)
 
-CONTROLLER_MODULE = "broker_core.controller.controller"
-CONTROLLER_CLASS = "KafkaController"
 UNKNOWN_BROKER_EPOCH = -1
-
-
-class ControllerUnavailableError(MetadataError):
-    """Cluster mode needs the controller, and its module cannot be loaded."""
-
-
-def load_controller_class() -> Any:
-    """``KafkaController`` from :data:`CONTROLLER_MODULE`; :class:`ControllerUnavailableError` if absent."""
-    try:
-        module = importlib.import_module(CONTROLLER_MODULE)
-        return getattr(module, CONTROLLER_CLASS)
-    except (ImportError, AttributeError) as exc:
-        raise ControllerUnavailableError(
-            f"this broker won the controller election but cannot run the controller: "
-            f"{CONTROLLER_MODULE}.{CONTROLLER_CLASS} is not available ({exc})"
-        ) from exc
 
 
 class ClusterMembership:
@@ -141,8 +118,7 @@ class ClusterMembership:
 
     def _on_elected(self, leadership: Leadership) -> None:
         try:
-            controller_class = load_controller_class()
-            controller = controller_class(self.config, self.session, self.store, leadership, self._clock)
+            controller = KafkaController(self.config, self.session, leadership)
             controller.start()
         except Exception as exc:
             logger.error("%s", exc)

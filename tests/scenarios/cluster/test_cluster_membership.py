@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("broker_core.controller.controller", reason="the cluster controller is not part of this build yet")
-
 from spate.protocol.errors import ErrorCode  # noqa: E402
 from tests.support.admin_requests import create_topic, produce_one  # noqa: E402
 from tests.support.broker_process import BrokerProcess  # noqa: E402

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
-pytest.importorskip("broker_core.controller.controller", reason="the cluster controller is not part of this build yet")
-
 import json  # noqa: E402
 
 from spate.client import Consumer, Producer  # noqa: E402
