@@ -1,6 +1,8 @@
-"""Spate's main job on the embedded single-broker default.
+"""Spate's main job, on the embedded single-broker default or on a running cluster.
 
-Starts a broker inside this process, produces a stream of page-view events,
+Starts a broker inside this process (or, with ``--bootstrap-server``, uses
+the brokers of a running cluster, e.g. one ``spate cluster up`` started),
+produces a stream of page-view events,
 then runs a Spark Structured Streaming query (``jobs/page_views.py``) that
 reads the events topic with ``format("spate")``, counts views per page and
 minute, and writes the counts to a second topic exactly once, in Kafka
@@ -8,11 +10,13 @@ transactions. Finally it reads the counts back as a DataFrame, at
 read_committed, and prints them.
 
     python -m jobs.quickstart [--events 20000] [--data-dir ./spate-data/quickstart] [--keep-data]
+                              [--bootstrap-server HOST:PORT[,...]]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -52,14 +56,28 @@ def page_view_events(count: int, *, now_ms: int, rng: random.Random) -> list[tup
     return events
 
 
-def create_topics(bootstrap: str) -> None:
+def create_topics(bootstrap: str, *, fresh: bool = False) -> None:
+    """The job's two topics; ``fresh`` deletes what an earlier run left in them first."""
     with Admin(bootstrap) as admin:
+        if fresh:
+            existing = [name for name in (EVENTS_TOPIC, COUNTS_TOPIC) if name in admin.list_topics()]
+            if existing:
+                admin.delete_topics(existing)
+                _wait_until_gone(admin, existing)
         for name in (EVENTS_TOPIC, COUNTS_TOPIC):
             try:
                 admin.create_topics([NewTopic(name, num_partitions=PARTITIONS)])
             except KafkaError as exc:
                 if exc.code != ErrorCode.TOPIC_ALREADY_EXISTS:
                     raise
+
+
+def _wait_until_gone(admin: Admin, names: list[str], timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while any(name in admin.list_topics() for name in names):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"topics {names} were not deleted within {timeout_s:.0f} s")
+        time.sleep(0.2)
 
 
 def produce(bootstrap: str, topic: str, records: Sequence[tuple[bytes, bytes, int]]) -> None:
@@ -105,12 +123,19 @@ def latest_counts(spark, bootstrap: str) -> list[dict]:
     return [json.loads(row.value) for row in counts.collect()]
 
 
-def run(data_dir: Path, events: int, console: Console) -> Counter:
+def run(data_dir: Path, events: int, console: Console, *, bootstrap: str | None = None, fresh: bool = False) -> Counter:
+    """Run the job against ``bootstrap``, or against a broker started here when it is None.
+
+    ``fresh`` empties the job's topics first (a cluster keeps them between runs).
+    """
     started = time.monotonic()
-    with EmbeddedBroker(data_dir) as broker:
-        bootstrap = broker.bootstrap_servers
-        console.print(f"[bold]Spate[/] broker running on {bootstrap} (data in {data_dir})")
-        create_topics(bootstrap)
+    with contextlib.ExitStack() as stack:
+        if bootstrap is None:
+            bootstrap = stack.enter_context(EmbeddedBroker(data_dir)).bootstrap_servers
+            console.print(f"[bold]Spate[/] broker running on {bootstrap} (data in {data_dir})")
+        else:
+            console.print(f"[bold]Spate[/] cluster at {bootstrap} (checkpoints in {data_dir})")
+        create_topics(bootstrap, fresh=fresh)
         now_ms = time.time_ns() // 1_000_000
         produce(bootstrap, EVENTS_TOPIC, page_view_events(events, now_ms=now_ms, rng=random.Random(7)))
         console.print(f"produced {events:,} page views to [cyan]{EVENTS_TOPIC}[/]")
@@ -159,16 +184,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m jobs.quickstart", description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=20_000, help="page views to produce (default 20000)")
     parser.add_argument("--data-dir", type=Path, default=Path("spate-data/quickstart"),
-                        help="where the embedded broker keeps its logs (default ./spate-data/quickstart)")
+                        help="where the embedded broker keeps its logs and the query its checkpoint (default ./spate-data/quickstart)")
     parser.add_argument("--keep-data", action="store_true",
-                        help="keep what earlier runs left in the data dir (default: start empty)")
+                        help="keep what earlier runs left in the data dir and topics (default: start empty)")
+    parser.add_argument("--bootstrap-server", metavar="HOST:PORT[,...]",
+                        help="run on these brokers (e.g. a cluster from `spate cluster up`) instead of a broker "
+                             "started in this process")
     args = parser.parse_args(argv)
     if args.events <= 0:
         parser.error(f"--events must be positive, not {args.events}")
     if not args.keep_data:
         shutil.rmtree(args.data_dir, ignore_errors=True)
     console = Console()
-    counts = run(args.data_dir, args.events, console)
+    counts = run(args.data_dir, args.events, console, bootstrap=args.bootstrap_server,
+                 fresh=args.bootstrap_server is not None and not args.keep_data)
     return 0 if sum(counts.values()) >= args.events else 1
 
 
