@@ -124,7 +124,7 @@ class ReplicaManager:
             clock=self._clock,
             producer_id_expiration_ms=self._broker_config.get_int("producer.id.expiration.ms"),
         )
-        partition = Partition(topic, index, log, leader_epoch=leader_epoch)
+        partition = Partition(topic, index, log, leader_epoch=leader_epoch, node_id=self.node_id)
         self._partitions[(topic, index)] = partition
         return partition
 
