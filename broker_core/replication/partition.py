@@ -15,11 +15,20 @@ smallest log end offset in the ISR: a record is committed once every in-sync
 replica holds it, and only then do consumers see it. It proposes ISR
 changes (a follower that fell behind for ``replica.lag.time.max.ms`` leaves,
 one that caught up returns); the broker writes them to the partition's
-state and applies them with :meth:`apply_isr`. With one replica the ISR is
-the leader alone and the high watermark is the log end offset after every
-append. As follower, it appends the leader's batches unchanged, takes the
-leader's high watermark (capped by its own log end), and truncates where its
-log diverged from the leader's.
+state (:meth:`propose_isr` marks one in flight) and applies them with
+:meth:`apply_isr`. While a change is in flight no other is proposed, and the
+high watermark counts the *maximal* ISR (the current one plus a follower
+being added), so it never passes a replica about to join. With one replica
+the ISR is the leader alone and the high watermark is the log end offset
+after every append. An acks=all append needs ``min.insync.replicas``
+replicas in the ISR before it is written, and is answered once the high
+watermark passes it (:meth:`check_enough_replicas_reach_offset`).
+
+A leader that learns from the partition state that a newer leader epoch
+exists is deposed (:meth:`depose`): it stops leading until the controller's
+LeaderAndIsr says what it is now. As follower, it appends the leader's
+batches unchanged, takes the leader's high watermark (capped by its own log
+end), and truncates where its log diverged from the leader's.
 
 Transactions: producer state knows each producer's open transaction, so the
 LSO is the first offset of the oldest open one, capped by the high
@@ -33,10 +42,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from broker_core.replication.replica import UNKNOWN_OFFSET, FollowerState
 from broker_core.storage.fetch_slice import FetchSlice
 from broker_core.storage.producer_state import AppendOrigin
 from broker_core.storage.txn_index import AbortedTxn
 from broker_core.storage.unified_log import AppendResult, UnifiedLog
+from spate.protocol.errors import ErrorCode, KafkaError
 from spate.structs import IsolationLevel
 
 
@@ -51,16 +62,11 @@ class PartitionRead:
 
 
 NO_LEADER = -1
+ACKS_ALL = -1
 
 
-@dataclass(slots=True)
-class FollowerState:
-    """The leader's view of one follower (Kafka's ``Replica``): how far it is and when it was last caught up."""
-
-    broker_id: int
-    log_end_offset: int = -1  # unknown until its first fetch
-    last_caught_up_ms: int = 0
-    last_fetch_ms: int = 0
+class IsrChangeInFlightError(Exception):
+    """An ISR change was proposed while another one is still being written."""
 
 
 class Partition:
@@ -75,10 +81,18 @@ class Partition:
         self.leader_id = node_id
         self.replicas: tuple[int, ...] = (node_id,)
         self.isr: tuple[int, ...] = (node_id,)
+        # An ISR change being written to the partition state; None when none is in flight.
+        self.pending_isr: tuple[int, ...] | None = None
         # The version of the partition's state znode this broker last knew (Kafka's partition epoch).
         self.partition_epoch = 0
+        # The epoch of the controller that elected this leader; the leader's own ISR writes keep it.
+        self.controller_epoch = 0
+        # The topic's min.insync.replicas: how many in-sync replicas an acks=all append needs.
+        self.min_insync_replicas = 1
         self._followers: dict[int, FollowerState] = {}
         log.maybe_assign_epoch_start_offset(leader_epoch, log.log_end_offset)
+        # Where this leader's epoch began (its log end offset then); None while not leading.
+        self.leader_epoch_start_offset: int | None = log.log_end_offset
         self.high_watermark = log.log_end_offset
 
     def __repr__(self) -> str:
@@ -95,25 +109,37 @@ class Partition:
         isr: tuple[int, ...] | None = None,
         replicas: tuple[int, ...] | None = None,
         partition_epoch: int | None = None,
+        controller_epoch: int | None = None,
         now_ms: int = 0,
     ) -> None:
         """Lead the partition at ``leader_epoch`` from now on; it writes from the log end.
 
-        Followers start unknown (their log end offsets arrive with their next
-        fetches) and in-sync ones count as caught up now, so none leaves the
-        ISR before it had a chance to fetch from the new leader.
+        A new leader knows nothing of its followers (their log end offsets
+        arrive with their next fetches); a leader re-elected for a new epoch
+        keeps what it knew. In-sync followers count as caught up now, so none
+        leaves the ISR before it had a chance to fetch from this leader.
         """
+        new_leader = not self.is_leader
         self.leader_epoch = leader_epoch
         self.leader_id = self.node_id
         self.replicas = tuple(replicas) if replicas else (self.node_id,)
         self.isr = tuple(isr) if isr else (self.node_id,)
+        self.pending_isr = None
         if partition_epoch is not None:
             self.partition_epoch = partition_epoch
-        self._followers = {
-            b: FollowerState(b, last_caught_up_ms=now_ms if b in self.isr else 0)
-            for b in self.replicas if b != self.node_id
-        }  # fmt: skip
-        self.log.maybe_assign_epoch_start_offset(leader_epoch, self.log.log_end_offset)
+        if controller_epoch is not None:
+            self.controller_epoch = controller_epoch
+        end = self.log.log_end_offset
+        self.log.maybe_assign_epoch_start_offset(leader_epoch, end)
+        self.leader_epoch_start_offset = end
+        followers: dict[int, FollowerState] = {}
+        for broker_id in self.replicas:
+            if broker_id == self.node_id:
+                continue
+            state = (None if new_leader else self._followers.get(broker_id)) or FollowerState(broker_id)
+            state.reset(now_ms=now_ms, leader_end_offset=end, new_leader=new_leader, in_sync=broker_id in self.isr)
+            followers[broker_id] = state
+        self._followers = followers
         self.maybe_increment_high_watermark()
 
     def make_follower(
@@ -130,9 +156,22 @@ class Partition:
         self.leader_id = leader_id
         self.replicas = tuple(replicas) or self.replicas
         self.isr = tuple(isr)
+        self.pending_isr = None
         if partition_epoch is not None:
             self.partition_epoch = partition_epoch
         self._followers = {}
+        self.leader_epoch_start_offset = None
+
+    def depose(self) -> None:
+        """The partition state names a newer leader epoch: stop leading until LeaderAndIsr says what comes next.
+
+        Appends are refused (NOT_LEADER_OR_FOLLOWER) and acks=all appends
+        still waiting fail; the log, the epoch and the ISR stay as they were
+        until the controller's request arrives.
+        """
+        self.leader_id = NO_LEADER
+        self.pending_isr = None
+        self.leader_epoch_start_offset = None
 
     # --- state -----------------------------------------------------------------------------
 
@@ -155,20 +194,33 @@ class Partition:
     # --- produce ---------------------------------------------------------------------------
 
     def append_records(
-        self, records: memoryview | bytes, *, origin: AppendOrigin = AppendOrigin.CLIENT
+        self, records: memoryview | bytes, *, origin: AppendOrigin = AppendOrigin.CLIENT, required_acks: int = 1
     ) -> AppendResult:
         """Append as the leader; raise a typed error on any problem (see ``UnifiedLog.append_as_leader``).
 
-        Nothing is written unless every batch of the request passes. A retried
+        A partition that is not led here refuses (NOT_LEADER_OR_FOLLOWER); an
+        acks=all append (``required_acks`` -1) is refused before anything is
+        written while the ISR is smaller than ``min.insync.replicas``
+        (NOT_ENOUGH_REPLICAS). Nothing is written unless every batch of the request passes. A retried
         batch an idempotent producer already wrote is answered with its
         original offsets and not written again. Control batches are refused
         from clients (``ControlBatchFromClientError``); ``write_txn_marker``
         writes them.
         """
+        self._check_leader()
+        if required_acks == ACKS_ALL and len(self.isr) < self.min_insync_replicas:
+            raise KafkaError(
+                ErrorCode.NOT_ENOUGH_REPLICAS,
+                f"{self}: the ISR {list(self.isr)} is smaller than min.insync.replicas {self.min_insync_replicas}",
+            )
         result = self.log.append_as_leader(records, leader_epoch=self.leader_epoch, origin=origin)
         if not result.duplicate:
             self.maybe_increment_high_watermark()
         return result
+
+    def _check_leader(self) -> None:
+        if not self.is_leader:
+            raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, f"{self} is not led by broker {self.node_id}")
 
     def write_txn_marker(
         self,
@@ -184,6 +236,7 @@ class Partition:
         Raises what ``UnifiedLog.append_txn_marker`` raises. The caller wakes
         fetches waiting on the partition.
         """
+        self._check_leader()
         result = self.log.append_txn_marker(
             producer_id=producer_id,
             producer_epoch=producer_epoch,
@@ -229,57 +282,104 @@ class Partition:
     def follower(self, broker_id: int) -> FollowerState | None:
         return self._followers.get(broker_id)
 
-    def update_follower_fetch(self, broker_id: int, fetch_offset: int, now_ms: int) -> bool:
+    @property
+    def maximal_isr(self) -> tuple[int, ...]:
+        """The ISR with any replica whose addition is being written (Kafka's maximal ISR)."""
+        if self.pending_isr is None:
+            return self.isr
+        return (*self.isr, *(b for b in self.pending_isr if b not in self.isr))
+
+    def update_follower_fetch(
+        self,
+        broker_id: int,
+        fetch_offset: int,
+        now_ms: int,
+        *,
+        log_start_offset: int = UNKNOWN_OFFSET,
+        leader_end_offset: int | None = None,
+    ) -> bool:
         """A follower fetched from ``fetch_offset``: it holds everything below. True if the high watermark moved.
 
-        A follower asking from the leader's log end is caught up now.
+        ``leader_end_offset`` is this log's end offset when the fetch was
+        read (by default now); see :class:`FollowerState` for when that makes
+        the follower caught up.
         """
         state = self._followers.get(broker_id)
-        if state is None:
+        if state is None or not self.is_leader:
             return False
-        state.log_end_offset = fetch_offset
-        state.last_fetch_ms = now_ms
-        if fetch_offset >= self.log.log_end_offset:
-            state.last_caught_up_ms = now_ms
+        end = self.log.log_end_offset if leader_end_offset is None else leader_end_offset
+        state.update_fetch_state(fetch_offset, log_start_offset=log_start_offset, fetch_ms=now_ms,
+                                 leader_end_offset=end)
         return self.maybe_increment_high_watermark()
 
     def maybe_increment_high_watermark(self) -> bool:
-        """Move the high watermark to the smallest log end offset in the ISR; it never goes back."""
+        """Move the high watermark to the smallest log end offset in the maximal ISR; it never goes back."""
         if not self.is_leader:
             return False
-        ends = [self.log.log_end_offset]
-        for broker_id in self.isr:
+        new = self.log.log_end_offset
+        for broker_id in self.maximal_isr:
             if broker_id != self.node_id:
                 state = self._followers.get(broker_id)
-                ends.append(state.log_end_offset if state is not None else -1)
-        new = min(ends)
+                new = min(new, state.log_end_offset if state is not None else UNKNOWN_OFFSET)
         if new > self.high_watermark:
             self.high_watermark = new
             return True
         return False
 
+    def check_enough_replicas_reach_offset(self, required_offset: int) -> tuple[bool, ErrorCode]:
+        """Whether an acks=all append ending before ``required_offset`` is done, and with which error.
+
+        Done once the high watermark reached it: NONE if the ISR still has
+        ``min.insync.replicas`` members, else NOT_ENOUGH_REPLICAS_AFTER_APPEND
+        (the ISR shrank after the append). A partition no longer led here is
+        done with NOT_LEADER_OR_FOLLOWER.
+        """
+        if not self.is_leader:
+            return True, ErrorCode.NOT_LEADER_OR_FOLLOWER
+        if self.high_watermark < required_offset:
+            return False, ErrorCode.NONE
+        if len(self.maximal_isr) < self.min_insync_replicas:
+            return True, ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+        return True, ErrorCode.NONE
+
     def isr_to_shrink(self, now_ms: int, max_lag_ms: int) -> tuple[int, ...] | None:
-        """The ISR without followers not caught up for ``max_lag_ms``; None when nobody lags."""
+        """The ISR without followers not caught up for ``max_lag_ms``; None if nobody lags or a change is in flight."""
+        if not self.is_leader or self.pending_isr is not None:
+            return None
+        end = self.log.log_end_offset
         lagging = {
             b for b in self.isr
-            if b != self.node_id and now_ms - self._followers.get(b, FollowerState(b)).last_caught_up_ms > max_lag_ms
+            if b != self.node_id and not self._followers.get(b, FollowerState(b)).is_caught_up(end, now_ms, max_lag_ms)
         }  # fmt: skip
         return tuple(b for b in self.isr if b not in lagging) if lagging else None
 
     def isr_to_expand(self, broker_id: int) -> tuple[int, ...] | None:
-        """The ISR with ``broker_id`` back, if it caught up to the high watermark within this leader's epoch."""
+        """The ISR with ``broker_id`` back, if it caught up to the high watermark within this leader's epoch.
+
+        None when it is in the ISR already, is not a replica, or another ISR change is in flight.
+        """
         state = self._followers.get(broker_id)
-        if state is None or broker_id in self.isr:
+        start = self.leader_epoch_start_offset
+        if state is None or broker_id in self.isr or not self.is_leader or self.pending_isr is not None:
             return None
-        epoch_start = self.log.epoch_cache.latest_entry
-        start = epoch_start.start_offset if epoch_start is not None else 0
-        if state.log_end_offset >= self.high_watermark and state.log_end_offset >= start:
+        if start is not None and state.log_end_offset >= self.high_watermark and state.log_end_offset >= start:
             return (*self.isr, broker_id)
         return None
+
+    def propose_isr(self, isr: tuple[int, ...]) -> None:
+        """Mark an ISR change as being written; the high watermark counts the maximal ISR meanwhile."""
+        if self.pending_isr is not None:
+            raise IsrChangeInFlightError(f"{self}: ISR change to {list(self.pending_isr)} is still in flight")
+        self.pending_isr = tuple(isr)
+
+    def abandon_isr_change(self) -> None:
+        """The proposed change was not written (the state changed meanwhile, or ZooKeeper failed)."""
+        self.pending_isr = None
 
     def apply_isr(self, isr: tuple[int, ...], partition_epoch: int) -> bool:
         """Adopt an ISR the partition state now holds; True if the high watermark moved."""
         self.isr = tuple(isr)
+        self.pending_isr = None
         self.partition_epoch = partition_epoch
         return self.maybe_increment_high_watermark()
 
