@@ -21,7 +21,7 @@ import uuid
 from typing import Callable, Iterator, Protocol, Sequence
 
 from broker_core.config.broker_config import BrokerConfig
-from broker_core.config.topic_config import to_log_config_kwargs
+from broker_core.config.topic_config import effective_topic_values, to_log_config_kwargs
 from broker_core.replication.partition import Partition
 from broker_core.server.purgatory import FetchPurgatory
 from broker_core.storage.config import LogConfig
@@ -67,16 +67,30 @@ class ReplicaManager:
     def log_config_for(self, topic_configs: dict[str, str]) -> LogConfig:
         return LogConfig(**to_log_config_kwargs(self._broker_config, topic_configs))
 
+    def min_insync_replicas_for(self, topic_configs: dict[str, str]) -> int:
+        return int(effective_topic_values(self._broker_config, topic_configs)["min.insync.replicas"])
+
     # --- hosting ------------------------------------------------------------------------------
 
-    def make_leader(self, topic: str, index: int, leader_epoch: int, topic_configs: dict[str, str]) -> Partition:
-        """Open (or create) the partition's log and lead it at ``leader_epoch``."""
+    def make_leader(
+        self,
+        topic: str,
+        index: int,
+        leader_epoch: int,
+        topic_configs: dict[str, str],
+        *,
+        isr: tuple[int, ...] | None = None,
+        replicas: tuple[int, ...] | None = None,
+        partition_epoch: int | None = None,
+        controller_epoch: int | None = None,
+    ) -> Partition:
+        """Open (or create) the partition's log and lead it at ``leader_epoch`` with the given ISR and replicas."""
         key = (topic, index)
         partition = self._partitions.get(key)
         if partition is None:
             partition = self._open(topic, index, leader_epoch, topic_configs)
-        else:
-            partition.make_leader(leader_epoch)
+        partition.make_leader(leader_epoch, isr=isr, replicas=replicas, partition_epoch=partition_epoch,
+                              controller_epoch=controller_epoch, now_ms=self._clock())
         self._leaders.add(key)
         return partition
 
@@ -125,6 +139,7 @@ class ReplicaManager:
             producer_id_expiration_ms=self._broker_config.get_int("producer.id.expiration.ms"),
         )
         partition = Partition(topic, index, log, leader_epoch=leader_epoch, node_id=self.node_id)
+        partition.min_insync_replicas = self.min_insync_replicas_for(topic_configs)
         self._partitions[(topic, index)] = partition
         return partition
 
@@ -192,9 +207,11 @@ class ReplicaManager:
 
     def update_topic_config(self, topic: str, topic_configs: dict[str, str]) -> None:
         config = self.log_config_for(topic_configs)
+        min_insync_replicas = self.min_insync_replicas_for(topic_configs)
         for (name, _), partition in list(self._partitions.items()):
             if name == topic:
                 partition.log.update_config(config)
+                partition.min_insync_replicas = min_insync_replicas
 
     def remove_topic(self, topic: str) -> None:
         """Delete every hosted partition of the topic (the embedded broker's DeleteTopics)."""

@@ -177,7 +177,11 @@ class ReplicaStateChanges:
         tp, state = entry.tp, entry.state
         try:
             if state.leader == self._node_id:
-                self._replicas.make_leader(tp.topic, tp.partition, state.leader_epoch, configs)
+                self._replicas.make_leader(
+                    tp.topic, tp.partition, state.leader_epoch, configs, isr=tuple(state.isr),
+                    replicas=tuple(state.replicas), partition_epoch=state.partition_epoch,
+                    controller_epoch=state.controller_epoch,
+                )
             else:
                 self._replicas.make_follower(tp.topic, tp.partition, state.leader_epoch, configs)
         except Exception as exc:

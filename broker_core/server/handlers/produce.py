@@ -1,11 +1,23 @@
-"""Produce: validate batch headers, check idempotence, append. Records are never decoded."""
+"""Produce: validate batch headers, check idempotence, append. Records are never decoded.
+
+``acks`` says when the answer goes out: 0 never (the connection sends
+nothing), 1 once the leader appended, -1 (all) once every in-sync replica
+holds the records, i.e. the high watermark passed them. An acks=all append is
+refused before anything is written while the ISR is smaller than
+``min.insync.replicas`` (NOT_ENOUGH_REPLICAS); otherwise the answer waits in
+the purgatory (:class:`DelayedProduce`) for at most the request's
+``timeout_ms``. With one replica the high watermark moves with the append, so
+nothing waits.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from broker_core.cluster.topic_names import is_internal_topic
+from broker_core.replication.partition import ACKS_ALL
 from broker_core.server.context import BrokerContext
+from broker_core.server.delayed_produce import DelayedProduce, ProducePartitionStatus
 from broker_core.server.errors import error_code_for
 from broker_core.server.handlers.partition_lookup import leader_partition
 from spate.protocol.connection import Request
@@ -13,21 +25,34 @@ from spate.protocol.errors import ErrorCode, KafkaError
 from spate.protocol.messages.produce import ProduceResponse
 
 R = ProduceResponse
-VALID_ACKS = (0, 1, -1)
+VALID_ACKS = (0, 1, ACKS_ALL)
 
 
 def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
-    topics = []
-    for topic_data in body.topic_data:
-        partitions = [
+    topics = [
+        (topic_data.name, [
             _append(ctx, body.acks, topic_data.name, data.index, data.records) for data in topic_data.partition_data
-        ]
-        topics.append(R.TopicProduceResponse(name=topic_data.name, partition_responses=partitions))
-    return R(responses=topics, throttle_time_ms=0)
+        ])
+        for topic_data in body.topic_data
+    ]  # fmt: skip
+    waiting = [status for _, statuses in topics for status in statuses if status.acks_pending]
+    if not waiting:
+        return _response(topics)
+    delayed = DelayedProduce(waiting, ctx.replicas.get)
+    if delayed.try_complete():
+        return _response(topics)
+    return _await_replication(ctx, delayed, body.timeout_ms, topics)
 
 
-def _append(ctx: BrokerContext, acks: int, topic: str, index: int, records: Any) -> Any:
+async def _await_replication(
+    ctx: BrokerContext, delayed: DelayedProduce, timeout_ms: int, topics: list[tuple[str, list[ProducePartitionStatus]]]
+) -> Any:
+    await delayed.wait(ctx.replicas.purgatory, timeout_ms)
+    return _response(topics)
+
+
+def _append(ctx: BrokerContext, acks: int, topic: str, index: int, records: Any) -> ProducePartitionStatus:
     try:
         if acks not in VALID_ACKS:
             raise KafkaError(ErrorCode.INVALID_REQUIRED_ACKS, f"acks must be 0, 1 or -1, not {acks}")
@@ -36,17 +61,40 @@ def _append(ctx: BrokerContext, acks: int, topic: str, index: int, records: Any)
         partition = leader_partition(ctx, topic, index)
         if records is None:
             raise KafkaError(ErrorCode.INVALID_RECORD, "produce request without records")
-        result = partition.append_records(records)
+        result = partition.append_records(records, required_acks=acks)
     except Exception as exc:
-        return R.PartitionProduceResponse(
-            index=index, error_code=error_code_for(exc, where="produce"), base_offset=-1
-        )
+        return ProducePartitionStatus(topic, index, error_code_for(exc, where="produce"))
     if not result.duplicate:
         ctx.replicas.notify_append(partition)
-    return R.PartitionProduceResponse(
-        index=index,
-        error_code=ErrorCode.NONE,
+    return ProducePartitionStatus(
+        topic,
+        index,
+        ErrorCode.NONE,
         base_offset=result.base_offset,
-        log_append_time_ms=result.log_append_time,
+        log_append_time=result.log_append_time,
         log_start_offset=result.log_start_offset,
+        required_offset=result.last_offset + 1,
+        acks_pending=acks == ACKS_ALL,
+    )
+
+
+def _response(topics: list[tuple[str, list[ProducePartitionStatus]]]) -> Any:
+    return R(
+        responses=[
+            R.TopicProduceResponse(
+                name=name,
+                partition_responses=[
+                    R.PartitionProduceResponse(
+                        index=status.index,
+                        error_code=status.error,
+                        base_offset=status.base_offset,
+                        log_append_time_ms=status.log_append_time,
+                        log_start_offset=status.log_start_offset,
+                    )
+                    for status in statuses
+                ],
+            )
+            for name, statuses in topics
+        ],
+        throttle_time_ms=0,
     )
