@@ -1,4 +1,9 @@
-"""OffsetForLeaderEpoch: where a leader epoch ended, for truncation after a leader change."""
+"""OffsetForLeaderEpoch: where a leader epoch ended, for truncation after a leader change.
+
+Only the leader answers, and only a request that knows its leader epoch (or
+names none): an older one is FENCED_LEADER_EPOCH, a newer one
+UNKNOWN_LEADER_EPOCH (KIP-320), checked before leadership as Kafka does.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ from typing import Any
 
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import error_code_for
-from broker_core.server.handlers.partition_lookup import check_leader_epoch, leader_partition
+from broker_core.server.handlers.partition_lookup import leader_partition
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode
 from spate.protocol.messages.offset_for_leader_epoch import OffsetForLeaderEpochResponse
@@ -27,8 +32,7 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
 def _end_offset(ctx: BrokerContext, topic: str, wanted: Any) -> Any:
     index = wanted.partition
     try:
-        partition = leader_partition(ctx, topic, index)
-        check_leader_epoch(partition, wanted.current_leader_epoch)
+        partition = leader_partition(ctx, topic, index, wanted.current_leader_epoch)
         epoch, end_offset = partition.end_offset_for_epoch(wanted.leader_epoch)
     except Exception as exc:
         return R.EpochEndOffset(error_code=error_code_for(exc, where="offset_for_leader_epoch"), partition=index)
