@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 from broker_core.cluster.local_store import LocalMetadataStore
 from broker_core.cluster.metadata_store import BrokerRegistration, MetadataStore
+from broker_core.cluster.zk.partition_state_zk import PartitionStateZk
 from broker_core.config.broker_config import BrokerConfig
 from broker_core.config.errors import ConfigError
 from broker_core.config.listeners import Listener
@@ -39,6 +40,7 @@ from broker_core.server.controlled_shutdown import ControlledShutdown
 from broker_core.server.dispatch import RequestDispatcher
 from broker_core.server.handlers import bind_handlers, served_apis
 from broker_core.server.internal_topic_adapter import BrokerInternalTopic
+from broker_core.server.isr_manager import IsrManager
 from broker_core.server.metadata_cache import MetadataCache
 from broker_core.server.metadata_view import MetadataView, StoreMetadataView, leader_of
 from broker_core.server.producer_ids import ProducerIdManager
@@ -89,6 +91,7 @@ class Broker:
         self._group_coordinator: GroupCoordinator | None = None
         self._txn_coordinator: TransactionCoordinator | None = None
         self._marker_channel: TxnMarkerChannel | None = None
+        self._isr_manager: IsrManager | None = None
         self.bound_port: int | None = None
         self._registered = False
         self._serving = False
@@ -197,7 +200,14 @@ class Broker:
             node_id=config.node_id, replicas=self.replicas, cache=cache, topic_configs=membership.read_topic_configs,
             broker_epoch=membership.broker_epoch,
         )
-        return self._context(host, port, cache, self._admin, state_changes=state_changes)
+        # Leaders shrink and expand their partitions' ISRs themselves, writing them to ZooKeeper.
+        self._isr_manager = IsrManager(
+            replicas=self.replicas, writer=PartitionStateZk(membership.session), clock=self._clock,
+            max_lag_ms=config.get_int("replica.lag.time.max.ms"),
+        )
+        self._isr_manager.start()
+        return self._context(host, port, cache, self._admin, state_changes=state_changes,
+                             isr_manager=self._isr_manager)
 
     def _context(self, host: str, port: int, view: MetadataView, admin: Any, **cluster: Any) -> BrokerContext:
         apis = served_apis(cluster=self.cluster_mode)
@@ -370,6 +380,8 @@ class Broker:
             self._txn_coordinator.shutdown()
         if self._marker_channel is not None:
             await self._marker_channel.close()
+        if self._isr_manager is not None:
+            await self._isr_manager.close()
         # Connections stop their own reader and writer tasks; cancelling the
         # connection task itself would race the stream machinery's callbacks.
         for connection in self._connections.values():

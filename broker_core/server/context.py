@@ -9,6 +9,7 @@ from broker_core.config.broker_config import BrokerConfig
 from broker_core.coordinator.group.group_coordinator import GroupCoordinator
 from broker_core.coordinator.transaction.txn_coordinator import TransactionCoordinator
 from broker_core.server.cluster_membership import ClusterMembership
+from broker_core.server.isr_manager import IsrManager
 from broker_core.server.metadata_view import MetadataView
 from broker_core.server.producer_ids import ProducerIdManager
 from broker_core.server.replica_manager import ReplicaManager
@@ -37,3 +38,5 @@ class BrokerContext:
     # Cluster mode only: the controller's requests, and this broker's part in the cluster.
     state_changes: ReplicaStateChanges | None = None
     membership: ClusterMembership | None = None
+    # Cluster mode only: the leader's ISR upkeep (a follower's fetch may bring it back into the ISR).
+    isr_manager: IsrManager | None = None

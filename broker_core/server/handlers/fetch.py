@@ -7,9 +7,23 @@ records; under read_uncommitted that list is null, as Kafka sends it. A
 fetch parked because nothing is below the LSO is woken by the append
 notification a transaction marker sends, like any produce.
 
+A follower fetches like a consumer with its broker id as ``replica_id``: it
+reads to the log end (not the high watermark), and the fetch offset tells the
+leader how far the follower's log reaches. The leader records that
+(``Partition.update_follower_fetch``), which may move the high watermark
+(waking consumers and acks=all produces waiting on the partition) and may
+bring the follower back into the ISR; the answer carries the high watermark
+as it is after that. Only the first read of a request records the follower's
+position; reads after a wait do not. A follower that is not one of the
+partition's replicas is answered NOT_LEADER_OR_FOLLOWER, or UNKNOWN_LEADER_EPOCH
+when it named the current leader epoch (it may learn of its assignment later).
+
+From version 9 each partition names the leader epoch the fetcher knows
+(KIP-320): an older one is FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH.
+
 Fetch sessions are declined (session id 0), so every request names all its
 partitions. When less than ``min_bytes`` is available the request waits in
-the purgatory until an append to one of its partitions or ``max_wait_ms``.
+the purgatory until one of its partitions changes or ``max_wait_ms``.
 """
 
 from __future__ import annotations
@@ -18,13 +32,14 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
+from broker_core.replication.partition import Partition
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import error_code_for
-from broker_core.server.handlers.partition_lookup import check_leader_epoch, leader_partition
+from broker_core.server.handlers.partition_lookup import leader_partition
 from broker_core.storage.errors import OffsetOutOfRangeError
 from broker_core.storage.txn_index import AbortedTxn
 from spate.protocol.connection import Request
-from spate.protocol.errors import ErrorCode
+from spate.protocol.errors import ErrorCode, KafkaError
 from spate.protocol.messages.fetch import FetchResponse
 from spate.protocol.types import FileRangeRef
 from spate.structs import IsolationLevel
@@ -43,7 +58,7 @@ class _Outcome:
 
 def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
-    outcome = _read_all(ctx, body)
+    outcome = _read_all(ctx, body, record_followers=True)
     if _done(body, outcome):
         return outcome.response
     return _long_poll(ctx, body)
@@ -66,7 +81,7 @@ async def _long_poll(ctx: BrokerContext, body: Any) -> Any:
             return _read_all(ctx, body).response
 
 
-def _read_all(ctx: BrokerContext, body: Any) -> _Outcome:
+def _read_all(ctx: BrokerContext, body: Any, *, record_followers: bool = False) -> _Outcome:
     budget = body.max_bytes if body.max_bytes > 0 else 0x7FFFFFFF
     total = 0
     errors = False
@@ -74,7 +89,7 @@ def _read_all(ctx: BrokerContext, body: Any) -> _Outcome:
     for topic in body.topics:
         partitions = []
         for wanted in topic.partitions:
-            data, size = _read_partition(ctx, body.isolation_level, topic.topic, wanted, budget - total, total == 0)
+            data, size = _read_partition(ctx, body, topic.topic, wanted, budget - total, total == 0, record_followers)
             total += size
             errors = errors or data.error_code != ErrorCode.NONE
             partitions.append(data)
@@ -83,20 +98,28 @@ def _read_all(ctx: BrokerContext, body: Any) -> _Outcome:
 
 
 def _read_partition(
-    ctx: BrokerContext, isolation_level: int, topic: str, wanted: Any, budget: int, first: bool
+    ctx: BrokerContext, body: Any, topic: str, wanted: Any, budget: int, first: bool, record_follower: bool
 ) -> tuple[Any, int]:
     index = wanted.partition
+    follower_id = body.replica_id if body.replica_id >= 0 else None
     try:
-        partition = leader_partition(ctx, topic, index)
-        check_leader_epoch(partition, wanted.current_leader_epoch)
+        partition = leader_partition(ctx, topic, index, wanted.current_leader_epoch)
+        if follower_id is not None and partition.follower(follower_id) is None:
+            raise _unknown_follower(partition, follower_id, wanted.current_leader_epoch)
+        leader_end_offset = partition.log_end_offset
         max_bytes = max(0, min(wanted.partition_max_bytes, budget))
         read = partition.read(
-            wanted.fetch_offset, max_bytes, isolation_level=isolation_level, min_one_batch=first
+            wanted.fetch_offset, max_bytes, isolation_level=body.isolation_level, min_one_batch=first,
+            for_replica=follower_id is not None,
         )
     except OffsetOutOfRangeError as exc:
         return _error(index, ErrorCode.OFFSET_OUT_OF_RANGE, exc.log_start, exc.log_end), 0
     except Exception as exc:
         return _error(index, error_code_for(exc, where="fetch")), 0
+    high_watermark = read.high_watermark
+    if follower_id is not None and record_follower:
+        _record_follower_fetch(ctx, partition, follower_id, wanted, leader_end_offset)
+        high_watermark = partition.high_watermark
     fetched = read.slice
     if fetched.size == 0:
         records: Any = b""
@@ -107,13 +130,33 @@ def _read_partition(
     data = R.PartitionData(
         partition_index=index,
         error_code=ErrorCode.NONE,
-        high_watermark=read.high_watermark,
+        high_watermark=high_watermark,
         last_stable_offset=read.last_stable_offset,
         log_start_offset=read.log_start_offset,
-        aborted_transactions=_aborted(read.aborted_transactions, isolation_level),
+        aborted_transactions=_aborted(read.aborted_transactions, body.isolation_level),
         records=records,
     )
     return data, fetched.size
+
+
+def _unknown_follower(partition: Partition, follower_id: int, current_leader_epoch: int) -> KafkaError:
+    # With the current epoch named, the follower may simply not have heard of its assignment yet (Kafka's choice).
+    code = ErrorCode.UNKNOWN_LEADER_EPOCH if current_leader_epoch >= 0 else ErrorCode.NOT_LEADER_OR_FOLLOWER
+    return KafkaError(code, f"broker {follower_id} is not among the replicas {list(partition.replicas)} of {partition}")
+
+
+def _record_follower_fetch(
+    ctx: BrokerContext, partition: Partition, follower_id: int, wanted: Any, leader_end_offset: int
+) -> None:
+    """The follower holds everything below its fetch offset: move the high watermark, maybe grow the ISR."""
+    moved = partition.update_follower_fetch(
+        follower_id, wanted.fetch_offset, ctx.clock(), log_start_offset=wanted.log_start_offset,
+        leader_end_offset=leader_end_offset,
+    )
+    if moved:
+        ctx.replicas.notify_append(partition)
+    if ctx.isr_manager is not None:
+        ctx.isr_manager.maybe_expand_isr(partition, follower_id)
 
 
 def _aborted(aborted: list[AbortedTxn] | None, isolation_level: int) -> list[Any] | None:
