@@ -204,6 +204,7 @@ class Broker:
         self._isr_manager = IsrManager(
             replicas=self.replicas, writer=PartitionStateZk(membership.session), clock=self._clock,
             max_lag_ms=config.get_int("replica.lag.time.max.ms"),
+            broker_alive=lambda broker_id: cache.alive_broker(broker_id) is not None,
         )
         self._isr_manager.start()
         return self._context(host, port, cache, self._admin, state_changes=state_changes,

@@ -72,10 +72,18 @@ class _Change:
 
 class IsrManager:
     def __init__(
-        self, *, replicas: ReplicaManager, writer: IsrWriter, clock: Callable[[], int], max_lag_ms: int
+        self,
+        *,
+        replicas: ReplicaManager,
+        writer: IsrWriter,
+        clock: Callable[[], int],
+        max_lag_ms: int,
+        broker_alive: Callable[[int], bool] = lambda broker_id: True,
     ) -> None:
+        """``broker_alive(id)``: whether the broker is registered; only live brokers rejoin an ISR."""
         self._replicas = replicas
         self._writer = writer
+        self._broker_alive = broker_alive
         self._clock = clock
         self.max_lag_ms = max_lag_ms
         self._tasks: set[asyncio.Task[None]] = set()
@@ -121,9 +129,13 @@ class IsrManager:
         self._spawn(changes)
 
     def maybe_expand_isr(self, partition: Partition, follower_id: int) -> None:
-        """A follower fetched: add it back to the ISR if it caught up (called by the fetch handler)."""
+        """A follower fetched: add it back to the ISR if it caught up and is alive (called by the fetch handler).
+
+        A broker whose registration is gone (a zombie still fetching after its
+        ZooKeeper session expired) stays out, as Kafka checks in ZooKeeper mode.
+        """
         expanded = partition.isr_to_expand(follower_id)
-        if expanded is not None:
+        if expanded is not None and self._broker_alive(follower_id):
             self._spawn([self._propose(partition, expanded, joining=follower_id)])
 
     def _propose(self, partition: Partition, isr: tuple[int, ...], *, joining: int | None, attempt: int = 1) -> _Change:

@@ -92,6 +92,8 @@ class ReplicaManager:
         partition.make_leader(leader_epoch, isr=isr, replicas=replicas, partition_epoch=partition_epoch,
                               controller_epoch=controller_epoch, now_ms=self._clock())
         self._leaders.add(key)
+        # A smaller ISR may move the high watermark: acks=all produces and fetches waiting on it look again.
+        self.purgatory.notify_append(key)
         return partition
 
     def make_follower(self, topic: str, index: int, leader_epoch: int, topic_configs: dict[str, str]) -> Partition:

@@ -145,3 +145,17 @@ def test_a_failing_watcher_is_dropped_and_the_others_still_run() -> None:
     purgatory.notify_append(("t", 0))
     purgatory.notify_append(("t", 0))
     assert seen == [1, 1] and purgatory.waiting == 1
+
+
+def test_a_leader_re_elected_with_a_smaller_isr_answers_at_once(h: LeaderHarness) -> None:
+    h.lead()
+
+    async def scenario() -> ProducePartitionStatus:
+        status = appended(h)
+        waiting = asyncio.ensure_future(DelayedProduce([status], h.replicas.get).wait(h.purgatory, 5_000))
+        await asyncio.sleep(0.01)
+        h.lead(isr=(1,), leader_epoch=1)  # the controller took the follower out of the ISR
+        await asyncio.wait_for(waiting, 1)
+        return status
+
+    assert asyncio.run(scenario()).error == E.NONE

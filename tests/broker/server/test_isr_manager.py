@@ -210,3 +210,17 @@ def test_the_periodic_check_runs_every_half_lag(tmp_path: Path) -> None:
 
     asyncio.run(run())
     assert partition.isr == (ME,)
+
+
+def test_a_broker_no_longer_registered_does_not_rejoin(tmp_path: Path) -> None:
+    s = Setup(tmp_path)
+    alive = {ME}
+    s.isr = IsrManager(replicas=s.h.replicas, writer=s.zk, clock=s.h.clock, max_lag_ms=LAG_MS,
+                       broker_alive=lambda broker_id: broker_id in alive)
+    partition = s.lead(isr=(ME,))
+    partition.update_follower_fetch(2, 0, s.h.clock())
+    s.expand(partition, 2)
+    assert partition.isr == (ME,) and s.zk.writes == []
+    alive.add(2)
+    s.expand(partition, 2)
+    assert partition.isr == (ME, 2)

@@ -10,6 +10,7 @@ follower that does not fetch leaves the ISR within seconds.
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from typing import Any, Callable, Iterator
@@ -43,7 +44,7 @@ from tests.support.zookeeper import ZooKeeperForTests, running_zookeeper
 
 E = ErrorCode
 LEADER, FOLLOWER = 1, 2
-LAG_MS = 3000
+LAG_MS = 5000
 CONTROLLER_EPOCH = 1
 
 
@@ -62,45 +63,57 @@ def cluster(tmp_path_factory, zookeeper) -> Iterator[ClusterForTests]:
         yield running
 
 
-@pytest.fixture(scope="module")
-def controller(cluster: ClusterForTests) -> FakeController:
-    return FakeController(controller_id=FAKE_CONTROLLER_ID, epoch=CONTROLLER_EPOCH)
-
-
 @pytest.fixture
 def address(cluster: ClusterForTests) -> str:
     return cluster.address(LEADER)
 
 
-# --- playing the controller ------------------------------------------------------------------
+class PlayedController:
+    """The test as the controller: partition state znodes written as the controller writes them, then told."""
+
+    def __init__(self, cluster: ClusterForTests) -> None:
+        self.cluster = cluster
+        self.controller = FakeController(controller_id=FAKE_CONTROLLER_ID, epoch=CONTROLLER_EPOCH)
+        with socket.socket() as probe:  # broker 2 is alive for the leader, though nothing listens where it would
+            probe.bind(("127.0.0.1", 0))
+            follower_port = probe.getsockname()[1]
+        self.brokers = [Broker(LEADER, "127.0.0.1", cluster.broker(LEADER).port),
+                        Broker(FOLLOWER, "127.0.0.1", follower_port)]
+
+    def elect(self, topic: str, *, leader: int = LEADER, leader_epoch: int = 0,
+              isr: tuple[int, ...] = (LEADER, FOLLOWER), replicas: tuple[int, ...] = (LEADER, FOLLOWER),
+              configs: dict[str, str] | None = None) -> None:
+        """Write the partition state, then send LeaderAndIsr (to broker 1) and UpdateMetadata."""
+        zk, controller = self.cluster.zk, self.controller
+        if configs is not None and zk.exists(TopicConfigZNode.path(topic)) is None:
+            zk.ensure_path("/config/topics")
+            zk.create(TopicConfigZNode.path(topic), TopicConfigZNode.encode(configs))
+        state = LeaderIsrAndControllerEpoch(leader, leader_epoch, isr, CONTROLLER_EPOCH)
+        data = TopicPartitionStateZNode.encode(state)
+        if zk.exists(state_path(topic)) is None:
+            assignment = TopicAssignment(controller.topic_id(topic), {0: replicas})
+            zk.create(TopicZNode.path(topic), TopicZNode.encode(assignment))
+            zk.ensure_path(f"/brokers/topics/{topic}/partitions/0")
+            zk.create(state_path(topic), data)
+        else:
+            zk.set(state_path(topic), data, version=-1)
+        version = zk.exists(state_path(topic)).version
+        spec = PartitionSpec(topic, 0, leader, leader_epoch=leader_epoch, replicas=replicas, isr=isr,
+                             zk_version=version)
+        address = self.cluster.address(LEADER)
+        response = send_leader_and_isr(address, controller.leader_and_isr([spec]))
+        assert response.error_code == E.NONE
+        assert [p.error_code for t in response.topics for p in t.partition_errors] == [E.NONE]
+        assert send_update_metadata(address, controller.update_metadata(self.brokers, [spec])).error_code == E.NONE
+
+
+@pytest.fixture(scope="module")
+def ctl(cluster: ClusterForTests) -> PlayedController:
+    return PlayedController(cluster)
 
 
 def state_path(topic: str) -> str:
     return TopicPartitionStateZNode.path(topic, 0)
-
-
-def elect(cluster: ClusterForTests, controller: FakeController, topic: str, *, leader: int = LEADER,
-          leader_epoch: int = 0, isr: tuple[int, ...] = (LEADER, FOLLOWER),
-          replicas: tuple[int, ...] = (LEADER, FOLLOWER), configs: dict[str, str] | None = None) -> None:
-    """Write the partition state as the controller would, then tell the broker with LeaderAndIsr and UpdateMetadata."""
-    zk = cluster.zk
-    if configs is not None and zk.exists(TopicConfigZNode.path(topic)) is None:
-        zk.ensure_path("/config/topics")
-        zk.create(TopicConfigZNode.path(topic), TopicConfigZNode.encode(configs))
-    data = TopicPartitionStateZNode.encode(LeaderIsrAndControllerEpoch(leader, leader_epoch, isr, CONTROLLER_EPOCH))
-    if zk.exists(state_path(topic)) is None:
-        zk.create(TopicZNode.path(topic), TopicZNode.encode(TopicAssignment(controller.topic_id(topic), {0: replicas})))
-        zk.ensure_path(f"/brokers/topics/{topic}/partitions/0")
-        zk.create(state_path(topic), data)
-    else:
-        zk.set(state_path(topic), data, version=-1)
-    version = zk.exists(state_path(topic)).version
-    spec = PartitionSpec(topic, 0, leader, leader_epoch=leader_epoch, replicas=replicas, isr=isr, zk_version=version)
-    response = send_leader_and_isr(cluster.address(LEADER), controller.leader_and_isr([spec]))
-    assert response.error_code == E.NONE
-    assert [p.error_code for t in response.topics for p in t.partition_errors] == [E.NONE]
-    brokers = [Broker(LEADER, "127.0.0.1", cluster.broker(LEADER).port)]
-    assert send_update_metadata(cluster.address(LEADER), controller.update_metadata(brokers, [spec])).error_code == 0
 
 
 def partition_state(cluster: ClusterForTests, topic: str) -> tuple[dict, int]:
@@ -178,10 +191,9 @@ def epoch_end(address: str, topic: str, leader_epoch: int, *, epoch: int = -1) -
 # --- acks=all and the high watermark ----------------------------------------------------------
 
 
-def test_an_acks_all_produce_is_answered_once_the_follower_fetched_past_it(cluster, controller, address,
-                                                                         topic_name) -> None:
+def test_an_acks_all_produce_is_answered_once_the_follower_fetched_past_it(ctl, address, topic_name) -> None:
     topic = topic_name()
-    elect(cluster, controller, topic)
+    ctl.elect(topic)
     thread, answers = produce_in_background(address, topic, count=2)
     time.sleep(0.5)
     assert thread.is_alive()
@@ -198,10 +210,9 @@ def test_an_acks_all_produce_is_answered_once_the_follower_fetched_past_it(clust
     assert offsets_of(fetch(address, topic, 0).records) == [0, 1]
 
 
-def test_without_the_follower_an_acks_all_produce_times_out_and_acks_1_does_not_wait(cluster, controller, address,
-                                                                                    topic_name) -> None:
+def test_without_the_follower_an_acks_all_produce_times_out_and_acks_1_does_not_wait(ctl, address, topic_name) -> None:
     topic = topic_name()
-    elect(cluster, controller, topic)
+    ctl.elect(topic)
     started = time.monotonic()
     answer = produce(address, topic, acks=-1, timeout_ms=400)
     assert (answer.error_code, answer.base_offset) == (E.REQUEST_TIMED_OUT, 0)
@@ -210,10 +221,9 @@ def test_without_the_follower_an_acks_all_produce_times_out_and_acks_1_does_not_
     assert fetch(address, topic, 0).high_watermark == 0
 
 
-def test_a_consumer_waiting_for_data_is_woken_when_the_high_watermark_moves(cluster, controller, address,
-                                                                           topic_name) -> None:
+def test_a_consumer_waiting_for_data_is_woken_when_the_high_watermark_moves(ctl, address, topic_name) -> None:
     topic = topic_name()
-    elect(cluster, controller, topic)
+    ctl.elect(topic)
     answers: list[Any] = []
     consumer = threading.Thread(target=lambda: answers.append(fetch(address, topic, 0, max_wait_ms=8000)),
                                 daemon=True)
@@ -227,10 +237,9 @@ def test_a_consumer_waiting_for_data_is_woken_when_the_high_watermark_moves(clus
     assert not consumer.is_alive() and offsets_of(answers[0].records) == [0]
 
 
-def test_a_follower_reads_past_the_high_watermark_and_learns_the_log_end_offset(cluster, controller, address,
-                                                                               topic_name) -> None:
+def test_a_follower_reads_past_the_high_watermark_and_learns_the_log_end_offset(ctl, address, topic_name) -> None:
     topic = topic_name()
-    elect(cluster, controller, topic)
+    ctl.elect(topic)
     assert produce(address, topic, acks=1, count=3).error_code == E.NONE
     assert list_offset(address, topic, -1).offset == 0
     assert list_offset(address, topic, -1, replica_id=FOLLOWER).offset == 3
@@ -240,16 +249,16 @@ def test_a_follower_reads_past_the_high_watermark_and_learns_the_log_end_offset(
 # --- the ISR -----------------------------------------------------------------------------------
 
 
-def test_a_lagging_follower_leaves_the_isr_in_zookeeper_and_min_insync_refuses_acks_all(cluster, controller,
-                                                                                       address, topic_name) -> None:
+def test_a_lagging_follower_leaves_the_isr_in_zookeeper_and_min_insync_refuses_acks_all(ctl, address,
+                                                                                       topic_name) -> None:
     topic = topic_name()
-    elect(cluster, controller, topic, configs={"min.insync.replicas": "2"})
+    ctl.elect(topic, configs={"min.insync.replicas": "2"})
     thread, answers = produce_in_background(address, topic, timeout_ms=4 * LAG_MS)
-    state = wait_for(lambda: (s := partition_state(cluster, topic))[0]["isr"] == [LEADER] and s,
+    state = wait_for(lambda: (s := partition_state(ctl.cluster, topic))[0]["isr"] == [LEADER] and s,
                      "the ISR to shrink in ZooKeeper", timeout=5 * LAG_MS / 1000)
     assert state == ({"controller_epoch": CONTROLLER_EPOCH, "leader": LEADER, "version": 1, "leader_epoch": 0,
                       "isr": [LEADER]}, 1)
-    assert isr_change_notified(cluster, topic)
+    assert isr_change_notified(ctl.cluster, topic)
     thread.join(10)
     assert answers[0].error_code == E.NOT_ENOUGH_REPLICAS_AFTER_APPEND  # appended, then the ISR shrank
     assert produce(address, topic, acks=-1).error_code == E.NOT_ENOUGH_REPLICAS
@@ -257,16 +266,16 @@ def test_a_lagging_follower_leaves_the_isr_in_zookeeper_and_min_insync_refuses_a
     assert fetch(address, topic, 0).high_watermark == 2
 
 
-def test_a_follower_that_caught_up_rejoins_the_isr(cluster, controller, address, topic_name) -> None:
+def test_a_follower_that_caught_up_rejoins_the_isr(ctl, address, topic_name) -> None:
     topic = topic_name()
-    elect(cluster, controller, topic, isr=(LEADER,))
+    ctl.elect(topic, isr=(LEADER,))
     assert produce(address, topic, acks=-1, count=2).error_code == E.NONE  # the ISR is the leader alone
     follow(address, topic, 0)
-    assert partition_state(cluster, topic)[0]["isr"] == [LEADER]
+    assert partition_state(ctl.cluster, topic)[0]["isr"] == [LEADER]
     follow(address, topic, 2)
-    wait_for(lambda: partition_state(cluster, topic)[0]["isr"] == [LEADER, FOLLOWER], "the ISR to grow")
-    assert partition_state(cluster, topic)[1] == 1
-    wait_for(lambda: isr_change_notified(cluster, topic), "the ISR change notification")
+    wait_for(lambda: partition_state(ctl.cluster, topic)[0]["isr"] == [LEADER, FOLLOWER], "the ISR to grow")
+    assert partition_state(ctl.cluster, topic)[1] == 1
+    wait_for(lambda: isr_change_notified(ctl.cluster, topic), "the ISR change notification")
     thread, answers = produce_in_background(address, topic)
     time.sleep(0.3)
     assert thread.is_alive()  # the follower is in the ISR again: acks=all waits for it
@@ -275,29 +284,28 @@ def test_a_follower_that_caught_up_rejoins_the_isr(cluster, controller, address,
     assert answers[0].error_code == E.NONE
 
 
-def test_a_leader_whose_isr_write_meets_a_newer_epoch_stops_leading_until_told(cluster, controller, address,
-                                                                              topic_name) -> None:
+def test_a_leader_whose_isr_write_meets_a_newer_epoch_stops_leading_until_told(ctl, address, topic_name) -> None:
     topic = topic_name()
-    elect(cluster, controller, topic)
+    ctl.elect(topic)
     thread, answers = produce_in_background(address, topic, timeout_ms=4 * LAG_MS)
     # The controller elected broker 2 without telling broker 1 (yet).
     moved = LeaderIsrAndControllerEpoch(FOLLOWER, 1, (FOLLOWER,), CONTROLLER_EPOCH)
-    cluster.zk.set(state_path(topic), TopicPartitionStateZNode.encode(moved), version=0)
+    ctl.cluster.zk.set(state_path(topic), TopicPartitionStateZNode.encode(moved), version=0)
     thread.join(5 * LAG_MS / 1000)
     assert answers[0].error_code == E.NOT_LEADER_OR_FOLLOWER
     assert produce(address, topic, acks=1).error_code == E.NOT_LEADER_OR_FOLLOWER
     assert fetch(address, topic, 0).error_code == E.NOT_LEADER_OR_FOLLOWER
-    assert partition_state(cluster, topic) == (json.loads(TopicPartitionStateZNode.encode(moved)), 1)
-    elect(cluster, controller, topic, leader_epoch=2, isr=(LEADER,))
+    assert partition_state(ctl.cluster, topic) == (json.loads(TopicPartitionStateZNode.encode(moved)), 1)
+    ctl.elect(topic, leader_epoch=2, isr=(LEADER,))
     assert produce(address, topic, acks=-1).error_code == E.NONE
 
 
 # --- leader epochs (KIP-320) ----------------------------------------------------------------------
 
 
-def test_requests_naming_another_leader_epoch_are_fenced(cluster, controller, address, topic_name) -> None:
+def test_requests_naming_another_leader_epoch_are_fenced(ctl, address, topic_name) -> None:
     topic = topic_name()
-    elect(cluster, controller, topic, leader_epoch=5, isr=(LEADER,))
+    ctl.elect(topic, leader_epoch=5, isr=(LEADER,))
     assert produce(address, topic, acks=1).error_code == E.NONE
     for epoch, code in ((4, E.FENCED_LEADER_EPOCH), (6, E.UNKNOWN_LEADER_EPOCH), (5, E.NONE), (-1, E.NONE)):
         assert fetch(address, topic, 0, epoch=epoch).error_code == code
@@ -308,10 +316,9 @@ def test_requests_naming_another_leader_epoch_are_fenced(cluster, controller, ad
     assert (answer.leader_epoch, answer.end_offset) == (5, 1)
 
 
-def test_a_follower_replica_checks_the_epoch_before_saying_it_does_not_lead(cluster, controller, address,
-                                                                           topic_name) -> None:
+def test_a_follower_replica_checks_the_epoch_before_saying_it_does_not_lead(ctl, address, topic_name) -> None:
     topic = topic_name()
-    elect(cluster, controller, topic, leader=FOLLOWER, leader_epoch=3)
+    ctl.elect(topic, leader=FOLLOWER, leader_epoch=3)
     for epoch, code in ((2, E.FENCED_LEADER_EPOCH), (3, E.NOT_LEADER_OR_FOLLOWER), (4, E.UNKNOWN_LEADER_EPOCH),
                         (-1, E.NOT_LEADER_OR_FOLLOWER)):
         assert fetch(address, topic, 0, epoch=epoch).error_code == code
@@ -320,20 +327,20 @@ def test_a_follower_replica_checks_the_epoch_before_saying_it_does_not_lead(clus
     assert produce(address, topic, acks=1).error_code == E.NOT_LEADER_OR_FOLLOWER
 
 
-def test_a_fetch_from_a_broker_that_is_not_a_replica_is_refused(cluster, controller, address, topic_name) -> None:
+def test_a_fetch_from_a_broker_that_is_not_a_replica_is_refused(ctl, address, topic_name) -> None:
     topic = topic_name()
-    elect(cluster, controller, topic, isr=(LEADER,))
+    ctl.elect(topic, isr=(LEADER,))
     assert fetch(address, topic, 0, replica_id=3, epoch=0).error_code == E.UNKNOWN_LEADER_EPOCH
     assert fetch(address, topic, 0, replica_id=3).error_code == E.NOT_LEADER_OR_FOLLOWER
 
 
 def test_a_leader_re_elected_before_its_followers_caught_up_holds_back_the_latest_offset(
-    cluster, controller, address, topic_name
+    ctl, address, topic_name
 ) -> None:
     topic = topic_name()
-    elect(cluster, controller, topic)
+    ctl.elect(topic)
     assert produce(address, topic, acks=1, count=3).error_code == E.NONE
-    elect(cluster, controller, topic, leader_epoch=1)  # epoch 1 begins at 3; the high watermark is 0
+    ctl.elect(topic, leader_epoch=1)  # epoch 1 begins at 3; the high watermark is 0
     assert list_offset(address, topic, -1).error_code == E.OFFSET_NOT_AVAILABLE
     assert list_offset(address, topic, -2).offset == 0
     follow(address, topic, 3)
