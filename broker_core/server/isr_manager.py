@@ -110,7 +110,7 @@ class IsrManager:
                 logger.exception("the ISR check failed")
 
     async def settled(self) -> None:
-        """Until every ISR write started so far is settled (tests, shutdown)."""
+        """Until every ISR write started so far is settled (for tests)."""
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
