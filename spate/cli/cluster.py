@@ -3,14 +3,16 @@
 ``describe`` shows the cluster id, the controller, every broker (live ones as
 the cluster lists them; brokers that replicas name but the cluster does not
 list as not alive) and, per topic, how many partitions each broker leads.
-The controller's epoch is not carried by DescribeCluster or Metadata, so it is
-shown as unknown rather than guessed. ``up`` lives in
-:mod:`spate.cli.cluster_up`.
+The controller's epoch is not carried by DescribeCluster or Metadata: with
+``--zookeeper`` it is read from ``/controller_epoch`` (as Kafka's
+``zookeeper-shell`` would), otherwise it is shown as unknown rather than
+guessed. ``up`` lives in :mod:`spate.cli.cluster_up`.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -27,6 +29,7 @@ from spate.cli.common import (
     open_admin,
     print_json,
 )
+from spate.cli.errors import CliError
 from spate.client import BrokerDescription, ClusterDescription, TopicDescription
 
 
@@ -37,6 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_connection_arguments(describe)
     add_output_argument(describe)
+    describe.add_argument("--zookeeper", metavar="HOST:PORT[/CHROOT]",
+                          help="also read the controller epoch from this ZooKeeper (the brokers' zookeeper.connect)")
     describe.set_defaults(func=run_describe)
     cluster_up.register(commands)
 
@@ -72,14 +77,15 @@ def run_describe(args: argparse.Namespace) -> int:
         topics = list(admin.describe_topics().values())
     leaders = [TopicLeaders.of(t) for t in topics]
     down = absent_brokers(cluster, topics)
+    epoch = controller_epoch(args.zookeeper, args.api_timeout_ms / 1000) if args.zookeeper else None
     if args.output == "json":
-        print_json(_describe_document(cluster, leaders, down))
+        print_json(_describe_document(cluster, leaders, down, epoch))
         return 0
     out = console()
     out.print(f"Cluster id: {cluster.cluster_id or 'unknown'}")
     controller = cluster.controller
     out.print(f"Controller: {controller.node_id} ({controller.address})" if controller else "Controller: unknown")
-    out.print("Controller epoch: unknown")
+    out.print(f"Controller epoch: {epoch if epoch is not None else 'unknown (--zookeeper reads it)'}")
     out.print(f"Topics: {sum(1 for t in leaders if not t.internal)}")
     table = Table("Broker", "Address", "Rack", "Alive", "Controller", title="Brokers")
     for broker in cluster.brokers:
@@ -106,12 +112,39 @@ def broker_document(broker: BrokerDescription) -> dict[str, Any]:
     return {"id": broker.node_id, "host": broker.host, "port": broker.port, "rack": broker.rack}
 
 
-def _describe_document(cluster: ClusterDescription, leaders: list[TopicLeaders], down: list[int]) -> dict[str, Any]:
+def controller_epoch(connect: str, timeout_s: float) -> int:
+    """``/controller_epoch`` from the ZooKeeper at ``connect`` (Kafka's ``host:port[,...][/chroot]``)."""
+    from kazoo.client import KazooClient
+    from kazoo.exceptions import KazooException, NoNodeError
+    from kazoo.handlers.threading import KazooTimeoutError
+
+    # kazoo logs every failed connection attempt with a traceback; the one-line error below says it all.
+    quiet = logging.getLogger("spate.cli.zookeeper-client")
+    quiet.addHandler(logging.NullHandler())
+    quiet.propagate = False
+    client = KazooClient(hosts=connect, timeout=timeout_s, read_only=True, logger=quiet)
+    try:
+        client.start(timeout=timeout_s)
+        data, _ = client.get("/controller_epoch")
+        return int(data)
+    except NoNodeError:
+        raise CliError(f"ZooKeeper at {connect} has no /controller_epoch: no controller was elected there") from None
+    except (KazooException, KazooTimeoutError, ValueError, OSError) as exc:
+        reason = str(exc) or type(exc).__name__
+        raise CliError(f"cannot read the controller epoch from ZooKeeper at {connect}: {reason}") from None
+    finally:
+        client.stop()
+        client.close()
+
+
+def _describe_document(
+    cluster: ClusterDescription, leaders: list[TopicLeaders], down: list[int], epoch: int | None = None
+) -> dict[str, Any]:
     controller = cluster.controller
     return {
         "cluster_id": cluster.cluster_id,
         "controller": broker_document(controller) if controller else None,
-        "controller_epoch": None,  # no client API carries it
+        "controller_epoch": epoch,  # None unless read from ZooKeeper: no client API carries it
         "brokers": [{**broker_document(b), "alive": True} for b in cluster.brokers]
         + [{"id": node_id, "host": None, "port": None, "rack": None, "alive": False} for node_id in down],
         "topics": [

@@ -142,7 +142,10 @@ class NetworkClient:
         """:meth:`least_loaded_node`, or a retriable KafkaError (NETWORK_EXCEPTION) when no broker may be tried."""
         node = self.least_loaded_node(self.clock())
         if node is None:
-            raise KafkaError(ErrorCode.NETWORK_EXCEPTION, "no broker reachable")
+            # Every broker is backing off after a failed connection: say why the last one failed.
+            latest = max(self._reconnect.values(), key=lambda failure: failure[1], default=None)
+            reason = f" (last connection failure: {latest[2]})" if latest is not None else ""
+            raise KafkaError(ErrorCode.NETWORK_EXCEPTION, f"no broker reachable{reason}")
         return node
 
     def connect(self, node_id: int, deadline: float | None = None) -> BrokerConnection:

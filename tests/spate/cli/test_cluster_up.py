@@ -31,8 +31,8 @@ import pytest
 from spate.client import Admin, AdminError, ErrorCode, NewTopic, Producer
 from tests.spate.cli.conftest import assert_one_line_failure, spate
 from tests.spate.cli.output import json_lines, table_row
-from tests.support.broker_process import BrokerProcess, free_port
-from tests.support.zookeeper import running_zookeeper, wait_until
+from tests.support.broker_process import free_port
+from tests.support.zookeeper import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -266,25 +266,7 @@ def test_data_dir_is_required(tmp_path) -> None:
 
 
 @pytest.fixture(scope="module")
-def cluster_mode(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Skip unless a broker started with ``zookeeper.connect`` runs (the broker's cluster mode)."""
-    base = tmp_path_factory.mktemp("cluster-mode-probe")
-    with running_zookeeper(base / "zookeeper") as zookeeper:
-        broker = BrokerProcess(base / "broker", overrides={
-            "broker.id": "0", "zookeeper.connect": zookeeper.connect_string + zookeeper.new_chroot(),
-        })
-        try:
-            broker.start(timeout=START_TIMEOUT_S)
-        except RuntimeError:
-            refusal = [line for line in broker.log_tail().splitlines() if line.startswith("spate:")]
-            pytest.skip("a broker started with zookeeper.connect does not run on this branch yet: "
-                        + (refusal[-1] if refusal else broker.log_tail(3)))
-        finally:
-            broker.kill()
-
-
-@pytest.fixture(scope="module")
-def three_brokers(cluster_mode, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterUp]:
+def three_brokers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterUp]:
     cluster = ClusterUp(tmp_path_factory.mktemp("three") / "cluster", brokers=3, extra=("--no-status",)).start()
     try:
         cluster.wait_up()
@@ -338,7 +320,7 @@ def replication(three_brokers) -> None:
                     f"replicated-0 20s after broker {leader} took a record")
 
 
-def test_one_cluster_broker_starts_and_stops(cluster_mode, tmp_path, launched) -> None:
+def test_one_cluster_broker_starts_and_stops(tmp_path, launched) -> None:
     cluster = launch(launched, tmp_path / "cluster", "--no-status")
     assert cluster.wait_up() == cluster.bootstrap
     with Admin(cluster.bootstrap, default_api_timeout_ms=30_000) as admin:
@@ -358,6 +340,17 @@ def test_cluster_describe_lists_the_three_brokers_and_one_controller(three_broke
     assert document["controller"]["id"] in (0, 1, 2)
     table = spate("cluster", "describe", bootstrap=three_brokers.bootstrap)
     assert table_row(table.stdout, str(document["controller"]["id"]))[-1] == "yes"
+    assert "Controller epoch: unknown" in table.stdout
+    zookeeper = f"127.0.0.1:{three_brokers.zookeeper_port}"
+    with_epoch = spate("cluster", "describe", "--output", "json", "--zookeeper", zookeeper,
+                       bootstrap=three_brokers.bootstrap)
+    assert json_lines(with_epoch.stdout)[0]["controller_epoch"] >= 1
+
+
+def test_cluster_describe_names_a_zookeeper_it_cannot_read_in_one_line(three_brokers, refused_address) -> None:
+    result = spate("cluster", "describe", "--zookeeper", refused_address, "--api-timeout-ms", "2000",
+                   bootstrap=three_brokers.bootstrap)
+    assert_one_line_failure(result, 1, "cannot read the controller epoch from ZooKeeper at " + refused_address)
 
 
 def test_a_new_topic_has_leaders_on_every_broker(three_brokers) -> None:
