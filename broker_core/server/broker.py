@@ -102,10 +102,6 @@ class Broker:
         """The port the first listener bound (None before :meth:`start`)."""
         return self._socket_server.first_port
 
-    def bound_ports(self) -> dict[str, int]:
-        """Each listener's bound port, by listener name."""
-        return {name: bound.port for name, bound in self._socket_server.bound.items()}
-
     # --- lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> None:

@@ -5,6 +5,7 @@ These check the tooling, not replication: the topic here has one replica.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -58,10 +59,24 @@ def test_a_paused_broker_loses_its_session_and_registers_again_once_resumed(clus
     victim = a_broker_other_than_the_controller(cluster)
     cluster.pause(victim)
     try:
+        assert victim not in cluster.live_ids() and cluster.paused_ids() == [victim]
         cluster.wait_for(lambda: not cluster.registered(victim), f"paused broker {victim}'s session to expire")
+        cluster.wait_for_metadata()  # the others no longer list it
     finally:
         cluster.resume(victim)
     cluster.wait_for(lambda: cluster.registered(victim), f"broker {victim} to register again")
+    cluster.wait_for_metadata()
+
+
+def test_a_crashed_broker_restarts_behind_the_same_proxies(cluster) -> None:
+    victim = a_broker_other_than_the_controller(cluster)
+    before, _ = cluster.zk.get(f"/brokers/ids/{victim}")
+    old_pid = cluster.pid(victim)
+    cluster.restart(victim, clean=False)  # SIGKILL, wait for the old session to go, start again
+    assert cluster.pid(victim) != old_pid
+    cluster.wait_for(lambda: cluster.registered(victim), f"broker {victim} to register again")
+    after, _ = cluster.zk.get(f"/brokers/ids/{victim}")
+    assert json.loads(after)["endpoints"] == json.loads(before)["endpoints"]
     cluster.wait_for_metadata()
 
 

@@ -123,7 +123,7 @@ class FaultCluster(ClusterForTests):
             self.resume(broker_id)
         return super().stop(broker_id, timeout)
 
-    def restart(self, broker_id: int, *, clean: bool = False) -> BrokerProcess:
+    def restart(self, broker_id: int, *, clean: bool = True) -> BrokerProcess:
         """Stop (SIGTERM when ``clean``, else SIGKILL) and start again with the same id, ports and data."""
         if broker_id in self._paused:
             if clean:
@@ -131,6 +131,16 @@ class FaultCluster(ClusterForTests):
             else:
                 self._paused.discard(broker_id)
         return super().restart(broker_id, clean=clean)
+
+    def live(self) -> list[BrokerProcess]:
+        """Running brokers that are not paused (a paused one answers nothing)."""
+        return [self.brokers[i] for i in self.live_ids()]
+
+    def live_ids(self) -> list[int]:
+        return [i for i in super().live_ids() if i not in self._paused]
+
+    def paused_ids(self) -> list[int]:
+        return sorted(self._paused)
 
     def pid(self, broker_id: int) -> int:
         process = self.brokers[broker_id].process
