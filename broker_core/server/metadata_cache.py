@@ -76,6 +76,9 @@ class MetadataCache:
     def alive_broker(self, broker_id: int) -> BrokerRegistration | None:
         return self._brokers.get(broker_id)
 
+    def is_alive(self, broker_id: int) -> bool:
+        return broker_id in self._registered
+
     def topic_names(self) -> list[str]:
         return sorted(self._partitions)
 

@@ -74,6 +74,10 @@ class MetadataView(Protocol):
     def alive_broker(self, broker_id: int) -> BrokerRegistration | None:
         ...
 
+    def is_alive(self, broker_id: int) -> bool:
+        """Whether the broker is alive, even when it is not reachable through this view's listener."""
+        ...
+
     def topic_names(self) -> list[str]:
         """Every topic, sorted."""
         ...
@@ -105,6 +109,9 @@ class StoreMetadataView:
 
     def alive_broker(self, broker_id: int) -> BrokerRegistration | None:
         return next((b for b in self._store.list_brokers() if b.broker_id == broker_id), None)
+
+    def is_alive(self, broker_id: int) -> bool:
+        return self.alive_broker(broker_id) is not None
 
     def topic_names(self) -> list[str]:
         return self._store.list_topics()
@@ -157,6 +164,9 @@ class ListenerMetadataView:
     def alive_broker(self, broker_id: int) -> BrokerRegistration | None:
         registration = self._registrations().get(broker_id)
         return None if registration is None else registration.through(self.listener_name)
+
+    def is_alive(self, broker_id: int) -> bool:
+        return broker_id in self._registrations()
 
     def topic_names(self) -> list[str]:
         return self._view.topic_names()

@@ -81,6 +81,7 @@ def test_a_listener_view_names_brokers_by_that_listener_and_leaves_out_brokers_w
         EndPoint("CLIENT", "client2", 9092), EndPoint("REPLICATION", "repl2", 19092),
     ))
     assert leader_of(clients, "orders", 1) is None  # broker 3 has no client listener
+    assert clients.alive_broker(3) is None and clients.is_alive(3) and not clients.is_alive(4)
     assert leader_of(cache, "orders", 1).port == 19093
     assert (clients.cluster_id(), clients.topic_names(), clients.partition_count("orders")) == (
         "cluster-x", ["orders"], 2,
