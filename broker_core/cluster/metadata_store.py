@@ -2,7 +2,7 @@
 
 What is stored, by analogy with Kafka's ZooKeeper layout:
 
-* live brokers (``/brokers/ids/<id>``): id, host, port, rack — ephemeral, a
+* live brokers (``/brokers/ids/<id>``): id, endpoints, rack — ephemeral, a
   broker registers on start and disappears when it stops;
 * topics (``/brokers/topics/<t>``): a topic id (UUID) and, per partition,
   the replica list;
@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import enum
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Callable, Mapping, NamedTuple, Protocol, Sequence, runtime_checkable
 
+from broker_core.cluster.endpoint import PLAINTEXT, EndPoint, find_endpoint
 from broker_core.cluster.errors import InvalidPartitionStateError
 
 NO_LEADER = -1
@@ -36,12 +37,48 @@ DEFAULT_PRODUCER_ID_BLOCK_SIZE = 1000
 
 @dataclass(frozen=True)
 class BrokerRegistration:
-    """A live broker and where clients reach it."""
+    """A live broker: the address it is reached at, and every endpoint it advertises.
+
+    ``endpoints`` are the broker's advertised listeners (Kafka's ``Broker``);
+    a registration made with an address only advertises one PLAINTEXT
+    listener there. ``host`` and ``port`` are the address whoever holds the
+    registration reaches the broker at: a listener's endpoint
+    (:meth:`through`), or what the broker registered first.
+    """
 
     broker_id: int
     host: str
     port: int
     rack: str | None = None
+    endpoints: tuple[EndPoint, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.endpoints and self.port >= 0:
+            object.__setattr__(self, "endpoints", (EndPoint(PLAINTEXT, self.host, self.port),))
+
+    @classmethod
+    def advertising(cls, broker_id: int, endpoints: Sequence[EndPoint], rack: str | None = None, *,
+                    reached_through: str | None = None) -> BrokerRegistration:
+        """A broker advertising ``endpoints`` (at least one), reached at ``reached_through``'s endpoint if it
+        has one, else at the first."""
+        if not endpoints:
+            raise ValueError(f"broker {broker_id} advertises no endpoint")
+        first = endpoints[0]
+        registration = cls(broker_id, first.host, first.port, rack, tuple(endpoints))
+        if reached_through is None:
+            return registration
+        return registration.through(reached_through) or registration
+
+    def endpoint(self, listener_name: str) -> EndPoint | None:
+        """The endpoint this broker advertises for ``listener_name``, or None."""
+        return find_endpoint(self.endpoints, listener_name)
+
+    def through(self, listener_name: str) -> BrokerRegistration | None:
+        """This broker as reached through ``listener_name``; None when it has no such listener."""
+        endpoint = self.endpoint(listener_name)
+        if endpoint is None:
+            return None
+        return replace(self, host=endpoint.host, port=endpoint.port)
 
 
 @dataclass(frozen=True)

@@ -314,6 +314,16 @@ def _check_consistency(values: Mapping[str, ConfigValue], settings: Mapping[str,
         raise blame("inter.broker.listener.name").error(
             f"is not one of the listeners ({', '.join(sorted(names))})"
         )
+    if isinstance(advertised_entries, tuple) and advertised_entries:
+        # Other brokers reach this one through its registration: the inter-broker listener must be in it.
+        inter_broker_name = inter_broker.upper() if isinstance(inter_broker, str) and inter_broker else \
+            listeners[0].name
+        advertised_names = {listener.name for listener in advertised}
+        if inter_broker_name not in advertised_names:
+            raise blame("advertised.listeners", "inter.broker.listener.name").error(
+                f"does not advertise the inter-broker listener {inter_broker_name}; other brokers could not reach "
+                "this one"
+            )
 
     min_session, max_session = values["group.min.session.timeout.ms"], values["group.max.session.timeout.ms"]
     if isinstance(min_session, int) and isinstance(max_session, int) and min_session > max_session:

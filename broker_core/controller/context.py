@@ -44,6 +44,7 @@ class PartitionReplica:
 @dataclass
 class ControllerContext:
     epoch: int = 0
+    # Every endpoint each live broker advertises; host and port are its inter-broker listener's.
     live_brokers: dict[int, BrokerRegistration] = field(default_factory=dict)
     # Each live broker's epoch: the czxid of its registration znode, new with every registration.
     broker_epochs: dict[int, int] = field(default_factory=dict)

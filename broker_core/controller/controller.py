@@ -55,7 +55,7 @@ class KafkaController:
         self._config = config
         self._broker_id = leadership.broker_id
         self._leadership = leadership
-        self._zk = ControllerZk(session)
+        self._zk = ControllerZk(session, inter_broker_listener=config.inter_broker_listener_name)
         self._session = session
         self.context = ControllerContext(epoch=leadership.epoch)
         self._channel = ControllerChannelManager(

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from broker_core.cluster.endpoint import SECURITY_PROTOCOL_IDS
 from broker_core.controller.channel_manager import ControllerChannelManager
 from broker_core.controller.context import NO_LEADER, ControllerContext, LeaderAndIsr
 from spate.protocol.api_keys import ApiKey
@@ -35,7 +36,6 @@ UPDATE_METADATA_VERSION = 7
 STOP_REPLICA_VERSION = 3
 # UpdateMetadata's leader for a partition whose topic is being deleted (Kafka's LeaderDuringDelete).
 LEADER_DURING_DELETE = -2
-PLAINTEXT_PROTOCOL = 0
 
 StopReplicaCallback = Callable[[int, dict[TopicPartition, int]], None]
 
@@ -167,11 +167,16 @@ class ControllerRequestBatch:
             )
             for topic, entries in group_by_topic(states, key=lambda entry: entry[0]).items()
         ]
+        # Every endpoint of every broker: each broker answers its clients with their listener's endpoints.
         brokers = [
             R.UpdateMetadataBroker(
                 id=broker_id,
-                endpoints=[R.UpdateMetadataEndpoint(port=reg.port, host=reg.host, listener="PLAINTEXT",
-                                                    security_protocol=PLAINTEXT_PROTOCOL)],
+                endpoints=[
+                    R.UpdateMetadataEndpoint(port=e.port, host=e.host, listener=e.listener_name,
+                                             security_protocol=SECURITY_PROTOCOL_IDS[e.security_protocol])
+                    for e in reg.endpoints
+                    if e.security_protocol in SECURITY_PROTOCOL_IDS  # a protocol Kafka has no number for: unusable
+                ],
                 rack=reg.rack,
             )
             for broker_id, reg in sorted(context.live_brokers.items())

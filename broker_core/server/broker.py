@@ -7,27 +7,33 @@ the controller, partitions hosted as LeaderAndIsr says, admin requests
 written to ZooKeeper.
 
 Start-up order: metadata (store or ZooKeeper), logs (with crash recovery),
-hosted partitions, request handlers, then the listener, so no request
+hosted partitions, request handlers, then the listeners, so no request
 arrives before the partitions it names are open; a cluster broker contends
 for controller last. Shutdown runs the same way backwards, a cluster broker
 first moving its leadership away (controlled shutdown) while it still
 serves, and ends with checkpoints, so the next start skips log recovery.
+
+Every listener is served (``socket_server``); the requests of each are
+handled with a context of their own, whose metadata view names the brokers
+by their endpoints on that listener (Kafka's rule), so clients and brokers
+can be told different addresses.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import socket
 import time
 from typing import Any, Callable
 
+from broker_core.cluster.endpoint import EndPoint
 from broker_core.cluster.local_store import LocalMetadataStore
 from broker_core.cluster.metadata_store import BrokerRegistration, MetadataStore
 from broker_core.cluster.zk.partition_state_zk import PartitionStateZk
 from broker_core.config.broker_config import BrokerConfig
 from broker_core.config.errors import ConfigError
-from broker_core.config.listeners import Listener
 from broker_core.config.topic_config import to_log_config_kwargs
 from broker_core.coordinator.group import GroupConfig, GroupCoordinator
 from broker_core.coordinator.leadership_listener import CoordinatorLeadershipListener
@@ -47,6 +53,7 @@ from broker_core.server.producer_ids import ProducerIdManager
 from broker_core.server.purgatory import FetchPurgatory
 from broker_core.server.replica_manager import ReplicaManager
 from broker_core.server.replica_state_changes import ReplicaStateChanges
+from broker_core.server.socket_server import SocketServer
 from broker_core.server.topic_admin import EmbeddedTopicAdmin
 from broker_core.server.topic_manager import TopicManager
 from broker_core.server.txn_marker_channel import TxnMarkerChannel
@@ -67,15 +74,13 @@ def wall_clock_ms() -> int:
 
 class Broker:
     def __init__(self, config: BrokerConfig, *, clock: Callable[[], int] = wall_clock_ms) -> None:
-        listener = self._plaintext_listener(config)
+        self._socket_server = SocketServer(config, self._on_connection)
         self.cluster_mode = config.zookeeper_connect is not None
         if self.cluster_mode and not (config.is_set("broker.id") or config.is_set("node.id")):
             raise ConfigError("is required when zookeeper.connect is set: each broker of a cluster needs its own id",
                               key="broker.id")
         self.config = config
         self._clock = clock
-        self._listener = listener
-        self._server: asyncio.base_events.Server | None = None
         self._connections: dict[asyncio.Task[None], ClientConnection] = {}
         self._background: list[asyncio.Task[None]] = []
         self._stopped = asyncio.Event()
@@ -92,22 +97,13 @@ class Broker:
         self._txn_coordinator: TransactionCoordinator | None = None
         self._marker_channel: TxnMarkerChannel | None = None
         self._isr_manager: IsrManager | None = None
-        self.bound_port: int | None = None
         self._registered = False
         self._serving = False
 
-    @staticmethod
-    def _plaintext_listener(config: BrokerConfig) -> Listener:
-        listeners = config.listeners
-        for listener in listeners:
-            if listener.security_protocol != "PLAINTEXT":
-                raise ConfigError(
-                    f"security protocol {listener.security_protocol} is not supported; use PLAINTEXT",
-                    key="listeners",
-                )
-        if len(listeners) != 1:
-            raise ConfigError("exactly one listener is supported", key="listeners")
-        return listeners[0]
+    @property
+    def bound_port(self) -> int | None:
+        """The port the first listener bound (None before :meth:`start`)."""
+        return self._socket_server.first_port
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -140,19 +136,18 @@ class Broker:
             purgatory=FetchPurgatory(),
         )
         # Bind before registering so an ephemeral port (0) is advertised correctly.
-        self._server = await asyncio.start_server(
-            self._on_connection, self._listener.host or None, self._listener.port, reuse_address=True,
-            start_serving=False,
-        )
-        self.bound_port = self._server.sockets[0].getsockname()[1]
-        host, port = self._advertised_endpoint()
+        await self._socket_server.bind()
+        endpoints = self._socket_server.advertised_endpoints()
         if self.cluster_mode:
-            context = await self._start_cluster(host, port)
+            context, view = await self._start_cluster(endpoints)
         else:
-            context = self._start_embedded(host, port)
+            context, view = self._start_embedded(endpoints)
         self._versions = context.versions
         self._dispatcher = RequestDispatcher(
-            bind_handlers(context, cluster=self.cluster_mode),
+            {
+                name: bind_handlers(self._listener_context(context, view, name), cluster=self.cluster_mode)
+                for name in self._socket_server.bound
+            },
             queue_size=config.get_int("queued.max.requests"),
             workers=config.get_int("num.io.threads"),
         )
@@ -163,31 +158,34 @@ class Broker:
         self._group_coordinator.startup()
         # Transactions found half-way through PrepareCommit/PrepareAbort are completed from here.
         self._txn_coordinator.startup()
-        await self._server.start_serving()
+        await self._socket_server.start_serving()
         self._serving = True
         if self.membership is not None:
             await asyncio.to_thread(self.membership.start_election)
-        logger.info("broker %d serving on %s:%d (advertised as %s:%d), %d partition(s) loaded%s",
-                    config.node_id, self._listener.host, self.bound_port, host, port, len(list(self.replicas)),
+        logger.info("broker %d serving %s, %d partition(s) loaded%s", config.node_id,
+                    self._socket_server.describe(), len(list(self.replicas)),
                     ", in a ZooKeeper cluster" if self.cluster_mode else "")
 
-    def _start_embedded(self, host: str, port: int) -> BrokerContext:
+    def _start_embedded(self, endpoints: tuple[EndPoint, ...]) -> tuple[BrokerContext, StoreMetadataView]:
         config, store = self.config, self.store
-        store.register_broker(BrokerRegistration(config.node_id, host, port, config.get_optional_str("broker.rack")))
+        store.register_broker(BrokerRegistration.advertising(
+            config.node_id, endpoints, config.get_optional_str("broker.rack"),
+            reached_through=config.inter_broker_listener_name,
+        ))
         self._registered = True
         topics = TopicManager(store=store, replicas=self.replicas, config=config)
         topics.load_hosted_partitions()
         view = StoreMetadataView(store, config.node_id)
         self._producer_ids = ProducerIdManager(store, config.node_id)
         self._build_coordinators(store, topics, view)
-        return self._context(host, port, view, EmbeddedTopicAdmin(topics, store, view, config))
+        return self._context(view, EmbeddedTopicAdmin(topics, store, view, config)), view
 
-    async def _start_cluster(self, host: str, port: int) -> BrokerContext:
+    async def _start_cluster(self, endpoints: tuple[EndPoint, ...]) -> tuple[BrokerContext, MetadataCache]:
         config, membership = self.config, self.membership
-        await asyncio.to_thread(membership.register, host, port)
+        await asyncio.to_thread(membership.register, endpoints)
         self._registered = True
         cache = self.metadata_cache = MetadataCache(cluster_id=membership.store.cluster_id(),
-                                                    listener_name=self._listener.name)
+                                                    listener_name=config.inter_broker_listener_name)
         self._admin = ZkAdminManager(config=config, cache=cache, admin_zk=membership.admin)
         self._producer_ids = ProducerIdManager(membership.store, config.node_id, background=True)
         self._producer_ids.start()
@@ -207,17 +205,29 @@ class Broker:
             broker_alive=lambda broker_id: cache.alive_broker(broker_id) is not None,
         )
         self._isr_manager.start()
-        return self._context(host, port, cache, self._admin, state_changes=state_changes,
-                             isr_manager=self._isr_manager)
+        return self._context(cache, self._admin, state_changes=state_changes, isr_manager=self._isr_manager), cache
 
-    def _context(self, host: str, port: int, view: MetadataView, admin: Any, **cluster: Any) -> BrokerContext:
+    def _context(self, view: StoreMetadataView | MetadataCache, admin: Any, **cluster: Any) -> BrokerContext:
+        """The handlers' context as the inter-broker listener sees it; :meth:`_listener_context` makes each
+        listener's."""
         apis = served_apis(cluster=self.cluster_mode)
+        inter_broker = self._socket_server.bound[self.config.inter_broker_listener_name]
         return BrokerContext(
-            config=self.config, node_id=self.config.node_id, advertised_host=host, advertised_port=port,
+            config=self.config, node_id=self.config.node_id, listener_name=inter_broker.listener.name,
+            advertised_host=inter_broker.endpoint.host, advertised_port=inter_broker.endpoint.port,
             replicas=self.replicas, producer_ids=self._producer_ids,
             versions={key: span for key, span in ADVERTISED_VERSIONS.items() if key in apis}, clock=self._clock,
             metadata=view, admin=admin, group_coordinator=self._group_coordinator,
             txn_coordinator=self._txn_coordinator, membership=self.membership, **cluster,
+        )
+
+    def _listener_context(self, context: BrokerContext, view: StoreMetadataView | MetadataCache,
+                          listener_name: str) -> BrokerContext:
+        """What the requests arriving on ``listener_name`` see: brokers at their endpoints on that listener."""
+        endpoint = self._socket_server.bound[listener_name].endpoint
+        return dataclasses.replace(
+            context, listener_name=listener_name, advertised_host=endpoint.host, advertised_port=endpoint.port,
+            metadata=view.for_listener(listener_name),
         )
 
     def _build_coordinators(self, store: Any, topics: Any, view: MetadataView) -> None:
@@ -272,14 +282,6 @@ class Broker:
             partition_exists=partition_exists,
             offsets_partition_for=offsets_partition_for,
         )
-
-    def _advertised_endpoint(self) -> tuple[str, int]:
-        advertised = self.config.advertised_listeners[0]
-        host = advertised.host
-        if advertised.binds_all_interfaces or not host:
-            host = socket.getfqdn()
-        port = self.bound_port if advertised.port == 0 else advertised.port
-        return host, port
 
     # --- cluster callbacks ---------------------------------------------------------------------
 
@@ -341,12 +343,13 @@ class Broker:
             except Exception:
                 logger.exception("background job %s failed", name)
 
-    async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _on_connection(self, listener_name: str, reader: asyncio.StreamReader,
+                             writer: asyncio.StreamWriter) -> None:
         sock = writer.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         connection = ClientConnection(
-            reader, writer, self._dispatcher, versions=self._versions,
+            reader, writer, self._dispatcher, listener_name=listener_name, versions=self._versions,
             max_request_size=self.config.get_int("socket.request.max.bytes"),
         )
         task = asyncio.current_task()
@@ -371,8 +374,7 @@ class Broker:
         """Move leadership away (cluster), stop accepting, finish nothing new, checkpoint and close every log."""
         if self._serving and self.membership is not None and self._fatal is None:
             await self._controlled_shutdown()
-        if self._server is not None:
-            self._server.close()
+        self._socket_server.close()
         for task in self._background:
             task.cancel()
         if self._group_coordinator is not None:

@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterable
 
 from kazoo.exceptions import NoNodeError
 
+from broker_core.cluster.endpoint import EndPoint
 from broker_core.cluster.errors import MetadataError, UnknownTopicError
 from broker_core.cluster.metadata_store import BrokerRegistration, ChangeKind, MetadataChange
 from broker_core.cluster.zk.admin_zk import AdminZkClient
@@ -78,14 +79,18 @@ class ClusterMembership:
         logger.info("broker %d connected to %s (cluster id %s)", self.broker_id, self.session.describe,
                     self.store.cluster_id())
 
-    def register(self, host: str, port: int) -> None:
-        """Create ``/brokers/ids/<id>``; :class:`BrokerAlreadyRegisteredError` if a live broker holds the id."""
+    def register(self, endpoints: tuple[EndPoint, ...]) -> None:
+        """Create ``/brokers/ids/<id>`` listing every advertised endpoint; :class:`BrokerAlreadyRegisteredError`
+        if a live broker holds the id."""
         rack = self.config.get_optional_str("broker.rack")
-        self.store.register_broker(BrokerRegistration(self.broker_id, host, port, rack))
+        self.store.register_broker(BrokerRegistration.advertising(
+            self.broker_id, endpoints, rack, reached_through=self.config.inter_broker_listener_name
+        ))
         self._read_broker_epoch()
         self._stop_watching = self.store.watch(self._on_change)
-        logger.info("broker %d registered as %s:%d%s (broker epoch %d)", self.broker_id, host, port,
-                    f", rack {rack}" if rack else "", self._broker_epoch)
+        logger.info("broker %d registered with endpoints %s%s (broker epoch %d)", self.broker_id,
+                    ",".join(e.connection_string() for e in endpoints), f", rack {rack}" if rack else "",
+                    self._broker_epoch)
 
     def start_election(self) -> None:
         self._election = ControllerElection(
@@ -179,8 +184,12 @@ class ClusterMembership:
         return ControllerZNode.decode(data).broker_id
 
     def registered_broker(self, broker_id: int) -> BrokerRegistration | None:
-        """A live broker's registration read from ZooKeeper (blocking)."""
-        return next((b for b in self.store.list_brokers() if b.broker_id == broker_id), None)
+        """A live broker's registration read from ZooKeeper (blocking), reached through the inter-broker
+        listener when it advertises one."""
+        found = next((b for b in self.store.list_brokers() if b.broker_id == broker_id), None)
+        if found is None:
+            return None
+        return found.through(self.config.inter_broker_listener_name) or found
 
     # --- shutdown (blocking) -------------------------------------------------------------------
 

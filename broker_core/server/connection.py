@@ -43,12 +43,14 @@ class ClientConnection:
         writer: asyncio.StreamWriter,
         dispatcher: RequestDispatcher,
         *,
+        listener_name: str,
         versions: Mapping[ApiKey, VersionRange],
         max_request_size: int,
     ) -> None:
         self._reader = reader
         self._writer = writer
         self._dispatcher = dispatcher
+        self.listener_name = listener_name
         peer = writer.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
         client_host = peer[0] if isinstance(peer, tuple) else ""
@@ -113,7 +115,7 @@ class ClientConnection:
                     return
                 if request is None:
                     break
-                future = await self._dispatcher.submit(request)
+                future = await self._dispatcher.submit(request, self.listener_name)
                 if request.expects_response:
                     await self._pending.put((request, future))
 

@@ -23,14 +23,17 @@ from spate.protocol.versions import VersionRange
 class BrokerContext:
     config: BrokerConfig
     node_id: int
+    # The listener these handlers serve, and this broker's endpoint on it.
+    listener_name: str
     advertised_host: str
     advertised_port: int
     replicas: ReplicaManager
     producer_ids: ProducerIdManager
     versions: Mapping[ApiKey, VersionRange]
     clock: Callable[[], int]
-    # What handlers read of the cluster (the local store embedded, the metadata cache in a cluster)
-    # and where admin requests go; neither makes a handler wait on ZooKeeper.
+    # What handlers read of the cluster (the local store embedded, the metadata cache in a cluster), with
+    # brokers at their endpoints on this listener, and where admin requests go; neither makes a handler
+    # wait on ZooKeeper.
     metadata: MetadataView
     admin: TopicAdmin
     group_coordinator: GroupCoordinator | None = None

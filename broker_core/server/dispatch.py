@@ -1,7 +1,9 @@
 """The request queue and the handler tasks that drain it.
 
-Connections put decoded requests on one bounded queue (``queued.max.requests``);
-``num.io.threads`` handler tasks take them off and run the API's handler. A
+Connections put decoded requests on one bounded queue (``queued.max.requests``),
+each with the name of the listener it arrived on; ``num.io.threads`` handler
+tasks take them off and run the API's handler for that listener (each
+listener's handlers are bound to what its clients see). A
 full queue makes connection readers wait, which stops them reading their
 sockets: that is the broker's backpressure. Handlers run on the event loop, so
 storage keeps a single writer per partition without locks. A handler that
@@ -25,9 +27,10 @@ Handler = Callable[[Request], Any]
 
 
 class RequestDispatcher:
-    def __init__(self, handlers: Mapping[ApiKey, Handler], *, queue_size: int, workers: int) -> None:
+    def __init__(self, handlers: Mapping[str, Mapping[ApiKey, Handler]], *, queue_size: int, workers: int) -> None:
+        """``handlers``: by listener name, each API's handler."""
         self._handlers = handlers
-        self._queue: asyncio.Queue[tuple[Request, asyncio.Future[Any]] | None] = asyncio.Queue(queue_size)
+        self._queue: asyncio.Queue[tuple[Request, str, asyncio.Future[Any]] | None] = asyncio.Queue(queue_size)
         self._workers = workers
         self._tasks: list[asyncio.Task[None]] = []
         self._deferred: set[asyncio.Future[Any]] = set()
@@ -43,24 +46,25 @@ class RequestDispatcher:
         while not self._queue.empty():
             item = self._queue.get_nowait()
             if item is not None:
-                item[1].cancel()
+                item[2].cancel()
         await asyncio.gather(*self._tasks, *self._deferred, return_exceptions=True)
 
-    async def submit(self, request: Request) -> asyncio.Future[Any]:
-        """Queue ``request``; waits while the queue is full. The future gets the response body."""
+    async def submit(self, request: Request, listener_name: str) -> asyncio.Future[Any]:
+        """Queue ``request``, which arrived on ``listener_name``; waits while the queue is full. The future
+        gets the response body."""
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        await self._queue.put((request, future))
+        await self._queue.put((request, listener_name, future))
         return future
 
     async def _work(self) -> None:
         while True:
-            request, future = await self._queue.get()
+            request, listener_name, future = await self._queue.get()
             if future.cancelled():
                 continue
-            handler = self._handlers.get(request.api_key)
+            handler = self._handlers.get(listener_name, {}).get(request.api_key)
             try:
                 if handler is None:
-                    raise RuntimeError(f"no handler for {request.api_key!r}")
+                    raise RuntimeError(f"no handler for {request.api_key!r} on listener {listener_name}")
                 result = handler(request)
             except Exception as exc:  # the connection decides what a failed handler means
                 future.set_exception(exc)

@@ -1,14 +1,21 @@
 """The cluster as this broker last heard it from the controller (Kafka's ``ZkMetadataCache``).
 
-Fed only by UpdateMetadata: live brokers (each with the endpoint of this
-broker's listener, and its rack), the controller id, and partition states
-by topic with topic ids. An update replaces the live brokers and the
+Fed only by UpdateMetadata: live brokers (each with every endpoint it
+advertises, and its rack), the controller id, and partition states by topic
+with topic ids. An update replaces the live brokers and the
 controller id and merges its partition states into what is cached, so the
 controller may send only what changed; a partition state whose leader is
 :data:`LEADER_DURING_DELETE` (-2) removes that partition, and a topic left
 without partitions goes with it. Requests the cache answers (Metadata,
 DescribeCluster, FindCoordinator, where a partition lives) see one
 consistent snapshot: an update builds new maps and swaps them in.
+
+Brokers are named by listener, as Kafka does: the cache itself reaches them
+through the inter-broker listener (``listener_name``; a broker without one
+through its PLAINTEXT endpoint), which is what this broker's own requests to
+other brokers use (:meth:`MetadataCache.inter_broker_endpoint`), while the
+clients of each listener see the endpoints of that listener
+(:meth:`MetadataCache.for_listener`).
 
 Admin requests that must answer "once applied" wait on the cache
 (:meth:`MetadataCache.wait_until`): each update re-checks their conditions.
@@ -22,15 +29,21 @@ import logging
 import uuid
 from typing import Any, Callable, Iterable
 
+from broker_core.cluster.endpoint import PLAINTEXT, SECURITY_PROTOCOL_NAMES, EndPoint
 from broker_core.cluster.errors import UnknownTopicError
 from broker_core.cluster.metadata_store import BrokerRegistration
-from broker_core.server.metadata_view import NO_CONTROLLER, PartitionMetadata, TopicMetadata
+from broker_core.server.metadata_view import (
+    NO_CONTROLLER,
+    ListenerMetadataView,
+    MetadataView,
+    PartitionMetadata,
+    TopicMetadata,
+)
 from spate.structs import TopicPartition
 
 logger = logging.getLogger(__name__)
 
 LEADER_DURING_DELETE = -2
-PLAINTEXT_PROTOCOL_ID = 0
 _ZERO_UUID = uuid.UUID(int=0)
 
 
@@ -38,9 +51,12 @@ class MetadataCache:
     """A :class:`~broker_core.server.metadata_view.MetadataView` kept up to date by UpdateMetadata."""
 
     def __init__(self, *, cluster_id: str, listener_name: str) -> None:
+        """``listener_name``: the inter-broker listener, through which the cache's own answers reach brokers."""
         self._cluster_id = cluster_id
         self._listener_name = listener_name
         self._controller_id = NO_CONTROLLER
+        # Every live broker with all its endpoints, and those reachable through the inter-broker listener.
+        self._registered: dict[int, BrokerRegistration] = {}
         self._brokers: dict[int, BrokerRegistration] = {}
         self._partitions: dict[str, dict[int, PartitionMetadata]] = {}
         self._topic_ids: dict[str, uuid.UUID] = {}
@@ -60,6 +76,9 @@ class MetadataCache:
     def alive_broker(self, broker_id: int) -> BrokerRegistration | None:
         return self._brokers.get(broker_id)
 
+    def is_alive(self, broker_id: int) -> bool:
+        return broker_id in self._registered
+
     def topic_names(self) -> list[str]:
         return sorted(self._partitions)
 
@@ -76,16 +95,40 @@ class MetadataCache:
     def contains(self, tp: TopicPartition) -> bool:
         return tp.partition in self._partitions.get(tp.topic, {})
 
+    # --- listeners -------------------------------------------------------------------------
+
+    def for_listener(self, listener_name: str) -> MetadataView:
+        """The cluster as the clients of ``listener_name`` see it: brokers at their endpoints on that listener."""
+        return ListenerMetadataView(self, lambda: self._registered, listener_name)
+
+    def inter_broker_endpoint(self, broker_id: int) -> EndPoint | None:
+        """Where this broker reaches live broker ``broker_id`` (replica fetchers, transaction markers, the
+        controller): its inter-broker listener's endpoint, else its PLAINTEXT one; None when not alive."""
+        registration = self._registered.get(broker_id)
+        if registration is None:
+            return None
+        return registration.endpoint(self._listener_name) or _plaintext_endpoint(registration)
+
     # --- updates ---------------------------------------------------------------------------
 
     def update_metadata(self, body: Any) -> list[TopicPartition]:
         """Apply one UpdateMetadata request (any version); returns the partitions it deleted."""
-        brokers = {}
+        registered = {}
         for broker in body.live_brokers:
-            registration = self._registration(broker)
+            registration = _registration(broker)
             if registration is not None:
-                brokers[registration.broker_id] = registration
-        self._brokers = brokers
+                registered[registration.broker_id] = registration
+        self._registered = registered
+        self._brokers = {}
+        for broker_id, registration in registered.items():
+            endpoint = self.inter_broker_endpoint(broker_id)
+            if endpoint is None:
+                logger.warning("broker %d has no endpoint for listener %s; leaving it out", broker_id,
+                               self._listener_name)
+                continue
+            self._brokers[broker_id] = BrokerRegistration(
+                broker_id, endpoint.host, endpoint.port, registration.rack, registration.endpoints
+            )
         self._controller_id = body.controller_id if body.controller_id >= 0 else NO_CONTROLLER
 
         topic_ids = dict(self._topic_ids)
@@ -115,20 +158,6 @@ class MetadataCache:
         )
         self._wake_waiters()
         return deleted
-
-    def _registration(self, broker: Any) -> BrokerRegistration | None:
-        endpoints = list(broker.endpoints)
-        if not endpoints:  # v0: one plaintext endpoint
-            if not broker.v0_host:
-                return None
-            return BrokerRegistration(broker.id, broker.v0_host, broker.v0_port, broker.rack or None)
-        chosen = next((e for e in endpoints if e.listener == self._listener_name), None)
-        if chosen is None:  # registered under another listener name (or before v3 named them): plaintext will do
-            chosen = next((e for e in endpoints if e.security_protocol == PLAINTEXT_PROTOCOL_ID), None)
-        if chosen is None:
-            logger.warning("broker %d has no endpoint for listener %s; leaving it out", broker.id, self._listener_name)
-            return None
-        return BrokerRegistration(broker.id, chosen.host, chosen.port, broker.rack or None)
 
     # --- waiting for the cluster to catch up -----------------------------------------------
 
@@ -162,6 +191,30 @@ class MetadataCache:
                 continue
             if satisfied:
                 future.set_result(None)
+
+
+def _registration(broker: Any) -> BrokerRegistration | None:
+    """A live broker of an UpdateMetadata request with every endpoint whose security protocol is known."""
+    endpoints = list(broker.endpoints)
+    if not endpoints:  # v0: one plaintext endpoint
+        if not broker.v0_host:
+            return None
+        return BrokerRegistration(broker.id, broker.v0_host, broker.v0_port, broker.rack or None)
+    known = []
+    for endpoint in endpoints:
+        protocol = SECURITY_PROTOCOL_NAMES.get(endpoint.security_protocol)
+        if protocol is None:
+            continue
+        # Before v3 endpoints had no listener name: the protocol's name is the listener's (Kafka's rule).
+        known.append(EndPoint(endpoint.listener or protocol, endpoint.host, endpoint.port, protocol))
+    if not known:
+        return None
+    first = known[0]
+    return BrokerRegistration(broker.id, first.host, first.port, broker.rack or None, tuple(known))
+
+
+def _plaintext_endpoint(registration: BrokerRegistration) -> EndPoint | None:
+    return next((e for e in registration.endpoints if e.security_protocol == PLAINTEXT), None)
 
 
 def _partition_states(body: Any) -> Iterable[tuple[str, Any]]:

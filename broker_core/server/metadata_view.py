@@ -7,6 +7,10 @@ One small interface, :class:`MetadataView`, with two implementations:
 * cluster mode: ``broker_core.server.metadata_cache.MetadataCache``, fed only
   by the controller's UpdateMetadata requests (Kafka's ``MetadataCache``).
 
+Clients are told the brokers' endpoints on the listener their request came
+in on: each listener's request handlers read a :class:`ListenerMetadataView`
+of the broker's view (``view.for_listener(name)``).
+
 Every method answers from memory (the embedded store is a local file read
 once), so handlers call them on the event loop.
 """
@@ -16,7 +20,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping, Protocol
+from typing import Callable, Mapping, Protocol
 
 from broker_core.cluster.errors import UnknownTopicError
 from broker_core.cluster.metadata_store import NO_LEADER, BrokerRegistration, MetadataStore
@@ -70,6 +74,10 @@ class MetadataView(Protocol):
     def alive_broker(self, broker_id: int) -> BrokerRegistration | None:
         ...
 
+    def is_alive(self, broker_id: int) -> bool:
+        """Whether the broker is alive, even when it is not reachable through this view's listener."""
+        ...
+
     def topic_names(self) -> list[str]:
         """Every topic, sorted."""
         ...
@@ -102,6 +110,9 @@ class StoreMetadataView:
     def alive_broker(self, broker_id: int) -> BrokerRegistration | None:
         return next((b for b in self._store.list_brokers() if b.broker_id == broker_id), None)
 
+    def is_alive(self, broker_id: int) -> bool:
+        return self.alive_broker(broker_id) is not None
+
     def topic_names(self) -> list[str]:
         return self._store.list_topics()
 
@@ -118,6 +129,53 @@ class StoreMetadataView:
             return self._store.get_topic(name).partition_count
         except UnknownTopicError:
             return None
+
+    def for_listener(self, listener_name: str) -> MetadataView:
+        """This view as the clients of ``listener_name`` see it."""
+        return ListenerMetadataView(self, lambda: {b.broker_id: b for b in self._store.list_brokers()},
+                                    listener_name)
+
+
+class ListenerMetadataView:
+    """A view as the clients of one listener see it: every live broker at its endpoint on that listener.
+
+    Kafka answers Metadata, DescribeCluster and FindCoordinator with the
+    endpoints of the listener the request arrived on; a broker that does not
+    advertise that listener is left out. Everything else is ``view``'s.
+    """
+
+    def __init__(self, view: MetadataView, registrations: Callable[[], Mapping[int, BrokerRegistration]],
+                 listener_name: str) -> None:
+        self._view = view
+        self._registrations = registrations
+        self.listener_name = listener_name
+
+    def cluster_id(self) -> str:
+        return self._view.cluster_id()
+
+    def controller_id(self) -> int:
+        return self._view.controller_id()
+
+    def alive_brokers(self) -> list[BrokerRegistration]:
+        registrations = self._registrations()
+        reached = (registrations[broker_id].through(self.listener_name) for broker_id in sorted(registrations))
+        return [broker for broker in reached if broker is not None]
+
+    def alive_broker(self, broker_id: int) -> BrokerRegistration | None:
+        registration = self._registrations().get(broker_id)
+        return None if registration is None else registration.through(self.listener_name)
+
+    def is_alive(self, broker_id: int) -> bool:
+        return broker_id in self._registrations()
+
+    def topic_names(self) -> list[str]:
+        return self._view.topic_names()
+
+    def get_topic(self, name: str) -> TopicMetadata:
+        return self._view.get_topic(name)
+
+    def partition_count(self, name: str) -> int | None:
+        return self._view.partition_count(name)
 
 
 def partition_of(view: MetadataView, topic: str, partition: int) -> PartitionMetadata | None:

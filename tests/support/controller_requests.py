@@ -33,6 +33,8 @@ class Broker:
     port: int
     rack: str | None = None
     listener: str = "PLAINTEXT"
+    # Further PLAINTEXT listeners it advertises, as (listener name, host, port).
+    more_listeners: tuple[tuple[str, str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -108,8 +110,10 @@ class FakeController:
             live_brokers=[
                 Q.UpdateMetadataBroker(
                     id=b.broker_id, rack=b.rack,
-                    endpoints=[Q.UpdateMetadataEndpoint(port=b.port, host=b.host, listener=b.listener,
-                                                        security_protocol=PLAINTEXT)],
+                    endpoints=[
+                        Q.UpdateMetadataEndpoint(port=port, host=host, listener=listener, security_protocol=PLAINTEXT)
+                        for listener, host, port in ((b.listener, b.host, b.port), *b.more_listeners)
+                    ],
                 )
                 for b in brokers
             ],

@@ -1,14 +1,19 @@
-"""The fault-injecting proxy the fault tests rely on: it forwards, cuts, goes silent and heals."""
+"""The fault-injecting proxy the fault tests rely on: it forwards, cuts (all or one peer), goes silent and heals."""
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 
 import pytest
 
+from tests.support.broker_process import free_port
 from tests.support.proxy import LinkState, TcpProxy
+from tests.support.socket_owner import owner_pid
 
 
 @pytest.fixture
@@ -86,3 +91,44 @@ def test_a_blackhole_keeps_connections_open_but_silent(echo_port: int) -> None:
         assert conn.recv(16) == b"hello"
     finally:
         proxy.close()
+
+
+def test_the_owner_of_a_connection_is_found_among_candidate_processes(echo_port: int) -> None:
+    with socket.create_connection(("127.0.0.1", echo_port), timeout=2) as conn:
+        client = conn.getsockname()
+        assert owner_pid(client, echo_port, [os.getpid()]) == os.getpid()
+        assert owner_pid(client, echo_port, []) is None
+        assert owner_pid(client, echo_port + 1, [os.getpid()]) is None  # no such connection
+
+
+def test_cutting_off_one_peer_resets_and_refuses_only_its_connections(echo_port: int) -> None:
+    listen_port = free_port()
+    # This process is "me"; a child process is anyone else.
+    identify = lambda peer: "me" if owner_pid(peer, listen_port, [os.getpid()]) else None  # noqa: E731
+    proxy = TcpProxy("127.0.0.1", echo_port, listen_port=listen_port, identify=identify)
+    try:
+        mine = socket.create_connection(("127.0.0.1", proxy.port), timeout=2)
+        mine.sendall(b"a")
+        assert mine.recv(16) == b"a"
+        proxy.cut_off("me")
+        with pytest.raises(OSError):
+            mine.sendall(b"b" * 65536)
+            if not mine.recv(16):
+                raise ConnectionResetError("closed")
+        with pytest.raises(OSError):
+            if not _round_trip(proxy.port):
+                raise ConnectionResetError("closed")
+        assert _child_round_trip(proxy.port) == "ping"  # others still pass
+        proxy.restore("me")
+        assert _round_trip(proxy.port) == b"ping" and proxy.accepted >= 3
+    finally:
+        proxy.close()
+
+
+def _child_round_trip(port: int) -> str:
+    code = (
+        "import socket;"
+        f"s = socket.create_connection(('127.0.0.1', {port}), timeout=5);"
+        "s.sendall(b'ping'); print(s.recv(16).decode())"
+    )
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30).stdout.strip()

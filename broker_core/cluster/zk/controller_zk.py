@@ -57,6 +57,7 @@ NO_STATE_VERSION = -1
 
 @dataclass(frozen=True, slots=True)
 class LiveBroker:
+    # Every advertised endpoint; host and port are those of the inter-broker listener.
     registration: BrokerRegistration
     # The czxid of the registration znode: a broker's epoch, new with every registration.
     epoch: int
@@ -77,8 +78,10 @@ class MalformedZNode:
 
 
 class ControllerZk:
-    def __init__(self, session: ZkSession) -> None:
+    def __init__(self, session: ZkSession, *, inter_broker_listener: str | None = None) -> None:
         self._session = session
+        # Brokers are reached through this listener's endpoints (Kafka's inter.broker.listener.name).
+        self._inter_broker_listener = inter_broker_listener
 
     # --- brokers -------------------------------------------------------------------------
 
@@ -98,8 +101,25 @@ class ControllerZk:
             except ZNodeDecodeError as exc:
                 malformed.append(MalformedZNode(BrokerIdZNode.path(broker_id), str(exc)))
                 continue
-            brokers[broker_id] = LiveBroker(info.registration(), stat.czxid)
+            registration = self._reached_through_inter_broker_listener(info.registration())
+            brokers[broker_id] = LiveBroker(registration, stat.czxid)
         return brokers, malformed
+
+    def _reached_through_inter_broker_listener(self, registration: BrokerRegistration) -> BrokerRegistration:
+        """The registration with the address of its inter-broker endpoint; a broker without one keeps the
+        address it registered first (logged: brokers configured with different listeners)."""
+        listener = self._inter_broker_listener
+        if listener is None:
+            return registration
+        reached = registration.through(listener)
+        if reached is None:
+            logger.warning(
+                "controller: broker %d advertises no %s listener (%s); reaching it at %s:%d",
+                registration.broker_id, listener, ",".join(e.connection_string() for e in registration.endpoints),
+                registration.host, registration.port,
+            )
+            return registration
+        return reached
 
     # --- topics --------------------------------------------------------------------------
 

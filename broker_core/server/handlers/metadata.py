@@ -5,7 +5,10 @@ cluster its creation is requested and the answer is LEADER_NOT_AVAILABLE
 until the controller has elected its leaders (clients ask again). A
 partition whose leader is not alive answers LEADER_NOT_AVAILABLE with no
 leader; v0 lists only live replicas and says REPLICA_NOT_AVAILABLE when it
-left some out, as Kafka does.
+left some out, as Kafka does. Brokers are named by their endpoints on the
+listener the request arrived on; a leader alive but without that listener
+answers LISTENER_NOT_FOUND from v6 on (LEADER_NOT_AVAILABLE before), as
+Kafka does.
 """
 
 from __future__ import annotations
@@ -72,7 +75,8 @@ def _describe_partition(view: MetadataView, index: int, state: PartitionMetadata
         isr = [r for r in isr if view.alive_broker(r) is not None]
     leader_alive = state.leader >= 0 and view.alive_broker(state.leader) is not None
     if not leader_alive:
-        error = ErrorCode.LEADER_NOT_AVAILABLE
+        elsewhere = version >= 6 and state.leader >= 0 and view.is_alive(state.leader)
+        error = ErrorCode.LISTENER_NOT_FOUND if elsewhere else ErrorCode.LEADER_NOT_AVAILABLE
     elif len(replicas) < len(state.replicas) or len(isr) < len(state.isr):
         error = ErrorCode.REPLICA_NOT_AVAILABLE
     return R.MetadataResponsePartition(

@@ -237,7 +237,48 @@ def test_advertised_listeners_override_the_bind_address() -> None:
     assert loaded.advertised_listeners == (Listener("PLAINTEXT", "PLAINTEXT", "broker1", 9092),)
 
 
+def test_several_named_plaintext_listeners_with_their_advertised_endpoints() -> None:
+    loaded = BrokerConfig.from_properties({
+        "listeners": "CLIENT://0.0.0.0:9092,REPLICATION://10.0.0.1:9093",
+        "advertised.listeners": "CLIENT://broker1.example.com:9092,REPLICATION://10.0.0.1:19093",
+        "listener.security.protocol.map": "CLIENT:PLAINTEXT,REPLICATION:PLAINTEXT",
+        "inter.broker.listener.name": "REPLICATION",
+    })
+    assert loaded.listeners == (
+        Listener("CLIENT", "PLAINTEXT", "0.0.0.0", 9092), Listener("REPLICATION", "PLAINTEXT", "10.0.0.1", 9093),
+    )
+    assert loaded.advertised_listeners == (
+        Listener("CLIENT", "PLAINTEXT", "broker1.example.com", 9092),
+        Listener("REPLICATION", "PLAINTEXT", "10.0.0.1", 19093),
+    )
+    assert loaded.inter_broker_listener_name == "REPLICATION"
+
+
+def test_the_inter_broker_listener_defaults_to_the_first() -> None:
+    loaded = BrokerConfig.from_properties({
+        "listeners": "CLIENT://:9092,REPLICATION://:9093",
+        "listener.security.protocol.map": "CLIENT:PLAINTEXT,REPLICATION:PLAINTEXT",
+    })
+    assert loaded.inter_broker_listener_name == "CLIENT"
+
+
+_TWO = {
+    "listeners": "CLIENT://:9092,REPLICATION://:9093",
+    "listener.security.protocol.map": "CLIENT:PLAINTEXT,REPLICATION:PLAINTEXT",
+}
+
+
 LISTENER_ERRORS = [
+    ({**_TWO, "inter.broker.listener.name": "INTERNAL"}, "inter.broker.listener.name", "not one of the listeners"),
+    ({**_TWO, "listeners": "CLIENT://:9092,client://:9093"}, "listeners", "CLIENT appears more than once"),
+    ({**_TWO, "advertised.listeners": "CLIENT://h:1,CLIENT://h:2"}, "advertised.listeners", "appears more than once"),
+    ({**_TWO, "advertised.listeners": "OTHER://h:1"}, "advertised.listeners", "no security protocol"),
+    ({**_TWO, "listener.security.protocol.map": "CLIENT:PLAINTEXT"}, "listeners", "REPLICATION has no security"),
+    (
+        {**_TWO, "advertised.listeners": "CLIENT://h:1", "inter.broker.listener.name": "REPLICATION"},
+        "advertised.listeners", "does not advertise the inter-broker listener REPLICATION",
+    ),
+    ({**_TWO, "advertised.listeners": "REPLICATION://h:1"}, "advertised.listeners", "inter-broker listener CLIENT"),
     ({"listeners": "127.0.0.1:9092"}, "listeners", "is not NAME://host:port"),
     ({"listeners": "PLAINTEXT://host:99999"}, "listeners", "above 65535"),
     ({"listeners": "PLAINTEXT://:9092,PLAINTEXT://:9093"}, "listeners", "appears more than once"),
@@ -257,6 +298,7 @@ def test_listener_errors_name_the_key(props: dict[str, str], key: str, message: 
     with pytest.raises(ConfigError, match=message) as info:
         BrokerConfig.from_properties(props)
     assert info.value.key == key
+    assert "\n" not in str(info.value)
 
 
 # --- value errors ----------------------------------------------------------------------

@@ -27,8 +27,13 @@ def start_with(*args: str) -> subprocess.CompletedProcess:
         (["--override", "num.partitions=many"], "num.partitions"),
         (["--override", "listeners=PLAINTEXT://127.0.0.1:notaport"], "listeners"),
         (["--config", "/nonexistent/broker.properties"], "/nonexistent/broker.properties"),
+        (["--override", "listeners=CLIENT://127.0.0.1:0", "--override", "listener.security.protocol.map=CLIENT:PLAINTEXT",
+          "--override", "inter.broker.listener.name=REPLICATION"], "inter.broker.listener.name"),
+        (["--override", "listeners=PLAINTEXT://127.0.0.1:0,SECURE://127.0.0.1:0",
+          "--override", "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SECURE:SSL"], "listener SECURE"),
     ],
-    ids=["unknown-key", "malformed-number", "malformed-listener", "missing-file"],
+    ids=["unknown-key", "malformed-number", "malformed-listener", "missing-file", "unknown-inter-broker-listener",
+         "ssl-listener"],
 )
 def test_bad_configuration_stops_the_start_with_one_line_naming_the_culprit(args, named):
     result = start_with(*args)

@@ -7,6 +7,7 @@ import uuid
 
 import pytest
 
+from broker_core.cluster.endpoint import EndPoint
 from broker_core.cluster.errors import UnknownTopicError
 from broker_core.cluster.metadata_store import BrokerRegistration
 from broker_core.server.metadata_cache import MetadataCache
@@ -41,11 +42,51 @@ def test_live_brokers_and_the_controller_come_from_the_latest_update() -> None:
 def test_a_broker_is_reached_through_this_listener_or_else_plaintext() -> None:
     cache = _cache()
     cache.update_metadata(_decoded(FakeController().update_metadata([Broker(3, "h3", 1, listener="INTERNAL")])))
-    assert cache.alive_brokers() == [BrokerRegistration(3, "h3", 1)]
+    assert cache.alive_brokers() == [BrokerRegistration(3, "h3", 1, endpoints=(EndPoint("INTERNAL", "h3", 1),))]
     body = FakeController().update_metadata([Broker(3, "h3", 1, listener="INTERNAL")])
     body.live_brokers[0].endpoints[0].security_protocol = 1  # SSL only
     cache.update_metadata(_decoded(body))
     assert cache.alive_brokers() == []
+
+
+TWO_LISTENERS = [
+    Broker(1, "client1", 9091, listener="CLIENT", more_listeners=(("REPLICATION", "repl1", 19091),)),
+    Broker(2, "client2", 9092, listener="CLIENT", more_listeners=(("REPLICATION", "repl2", 19092),)),
+    Broker(3, "repl3", 19093, listener="REPLICATION"),  # no client listener
+]
+
+
+def test_every_endpoint_of_every_broker_is_kept_and_the_cache_reaches_brokers_on_its_listener() -> None:
+    cache = MetadataCache(cluster_id="cluster-x", listener_name="REPLICATION")
+    cache.update_metadata(_decoded(FakeController().update_metadata(TWO_LISTENERS)))
+    assert [(b.broker_id, b.host, b.port) for b in cache.alive_brokers()] == [
+        (1, "repl1", 19091), (2, "repl2", 19092), (3, "repl3", 19093),
+    ]
+    assert cache.alive_broker(1).endpoints == (EndPoint("CLIENT", "client1", 9091),
+                                               EndPoint("REPLICATION", "repl1", 19091))
+    assert cache.inter_broker_endpoint(2) == EndPoint("REPLICATION", "repl2", 19092)
+    assert cache.inter_broker_endpoint(4) is None
+
+
+def test_a_listener_view_names_brokers_by_that_listener_and_leaves_out_brokers_without_it() -> None:
+    cache, controller = MetadataCache(cluster_id="cluster-x", listener_name="REPLICATION"), FakeController()
+    cache.update_metadata(_decoded(controller.update_metadata(TWO_LISTENERS, [
+        PartitionSpec("orders", 0, 2, replicas=(2, 3)), PartitionSpec("orders", 1, 3, replicas=(3, 2)),
+    ])))
+    clients = cache.for_listener("CLIENT")
+    assert [(b.broker_id, b.host, b.port) for b in clients.alive_brokers()] == [
+        (1, "client1", 9091), (2, "client2", 9092),
+    ]
+    assert leader_of(clients, "orders", 0) == BrokerRegistration(2, "client2", 9092, endpoints=(
+        EndPoint("CLIENT", "client2", 9092), EndPoint("REPLICATION", "repl2", 19092),
+    ))
+    assert leader_of(clients, "orders", 1) is None  # broker 3 has no client listener
+    assert clients.alive_broker(3) is None and clients.is_alive(3) and not clients.is_alive(4)
+    assert leader_of(cache, "orders", 1).port == 19093
+    assert (clients.cluster_id(), clients.topic_names(), clients.partition_count("orders")) == (
+        "cluster-x", ["orders"], 2,
+    )
+    assert clients.get_topic("orders") == cache.get_topic("orders")
 
 
 def test_partition_states_merge_into_what_is_cached() -> None:

@@ -19,28 +19,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from broker_core.cluster.endpoint import PLAINTEXT, EndPoint
 from broker_core.cluster.metadata_store import BrokerRegistration
 from broker_core.cluster.zk.znodes.fields import INT64_MAX, JsonFields, encode_json
 
 BROKER_REGISTRATION_VERSION = 5
-PLAINTEXT = "PLAINTEXT"
 # What Kafka assumes when a registration names no protocol map: each protocol is its own listener name.
 _DEFAULT_PROTOCOL_MAP = {name: name for name in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")}
 _ENDPOINT = re.compile(r"(?P<name>[A-Za-z0-9_]+)://(?:\[(?P<ipv6>[^\]]+)\]|(?P<host>[^:]*)):(?P<port>[0-9]+)")
-
-
-@dataclass(frozen=True)
-class EndPoint:
-    """One advertised listener: ``NAME://host:port`` and the security protocol it speaks."""
-
-    listener_name: str
-    host: str
-    port: int
-    security_protocol: str = PLAINTEXT
-
-    def connection_string(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{self.listener_name}://{host}:{self.port}"
 
 
 @dataclass(frozen=True)
@@ -57,16 +43,16 @@ class BrokerInfo:
 
     @classmethod
     def from_registration(cls, registration: BrokerRegistration, timestamp_ms: int) -> BrokerInfo:
-        """A broker with one PLAINTEXT listener, as :class:`BrokerRegistration` describes it."""
-        endpoint = EndPoint(PLAINTEXT, registration.host, registration.port)
-        return cls(registration.broker_id, (endpoint,), registration.rack, timestamp_ms)
+        """The broker as :class:`BrokerRegistration` describes it, with every endpoint it advertises."""
+        return cls(registration.broker_id, registration.endpoints, registration.rack, timestamp_ms)
 
     def registration(self) -> BrokerRegistration:
-        """The broker as the metadata store reports it: its first PLAINTEXT endpoint, else its first."""
+        """The broker as the metadata store reports it: every endpoint, reached at its first PLAINTEXT
+        endpoint, else its first."""
         endpoint = self.plaintext_endpoint() or (self.endpoints[0] if self.endpoints else None)
         if endpoint is None:
             return BrokerRegistration(self.broker_id, "", -1, self.rack)
-        return BrokerRegistration(self.broker_id, endpoint.host, endpoint.port, self.rack)
+        return BrokerRegistration(self.broker_id, endpoint.host, endpoint.port, self.rack, self.endpoints)
 
     def plaintext_endpoint(self) -> EndPoint | None:
         return next((e for e in self.endpoints if e.security_protocol == PLAINTEXT), None)
