@@ -370,6 +370,8 @@ class Broker:
             self._txn_coordinator.shutdown()
         if self._marker_channel is not None:
             await self._marker_channel.close()
+        if self.replicas is not None:
+            await self.replicas.shutdown_fetchers()
         # Connections stop their own reader and writer tasks; cancelling the
         # connection task itself would race the stream machinery's callbacks.
         for connection in self._connections.values():
