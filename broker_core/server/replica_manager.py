@@ -145,7 +145,9 @@ class ReplicaManager:
             partition.checkpoint()
             # Fetches parked on a partition no longer led here answer NOT_LEADER_OR_FOLLOWER now.
             self.purgatory.notify_append(key)
-        if leader_endpoint is None:
+        if leader_id < 0:
+            logger.info("%r has no leader at leader epoch %d: nothing to replicate", partition, leader_epoch)
+        elif leader_endpoint is None:
             logger.error("%r follows broker %d at leader epoch %d, but that broker's endpoint is unknown; "
                          "not replicating until a LeaderAndIsr names a reachable leader", partition, leader_id,
                          leader_epoch)
