@@ -385,6 +385,8 @@ class Broker:
             await self._marker_channel.close()
         if self._isr_manager is not None:
             await self._isr_manager.close()
+        if self.replicas is not None:
+            await self.replicas.shutdown_fetchers()
         # Connections stop their own reader and writer tasks; cancelling the
         # connection task itself would race the stream machinery's callbacks.
         for connection in self._connections.values():

@@ -3,8 +3,9 @@
 A partition's local log comes from the log manager; the replica manager wraps
 it in a ``UnifiedLog`` (recovering producer state) when the partition is
 first hosted here. Request handlers ask :meth:`ReplicaManager.get` for the
-partitions this broker *leads*; a followed partition keeps its log (and the
-leader epoch it last heard) but serves no client.
+partitions this broker *leads*; a followed partition serves no client: the
+replica fetchers (``fetchers``, one set per source broker) copy the leader's
+batches into it.
 
 Leadership listeners (the group and transaction coordinators) hear, on the
 event loop, what each LeaderAndIsr or StopReplica request changed:
@@ -22,10 +23,15 @@ from typing import Callable, Iterator, Protocol, Sequence
 
 from broker_core.config.broker_config import BrokerConfig
 from broker_core.config.topic_config import effective_topic_values, to_log_config_kwargs
-from broker_core.replication.partition import Partition
+from broker_core.replication.fetch_state import InitialFetchState
+from broker_core.replication.follower_partition import follower_partition
+from broker_core.replication.leader_endpoint import BrokerEndpoint
+from broker_core.replication.partition import NO_LEADER, Partition
+from broker_core.replication.replica_fetcher_manager import ReplicaFetcherConfig, ReplicaFetcherManager
 from broker_core.server.purgatory import FetchPurgatory
 from broker_core.storage.config import LogConfig
 from broker_core.storage.unified_log import UnifiedLog
+from spate.structs import TopicPartition
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +69,11 @@ class ReplicaManager:
         self._leaders: set[PartitionKey] = set()
         self._topic_ids: dict[str, uuid.UUID] = {}
         self._listeners: list[LeadershipListener] = []
+        # Replicates the partitions followed here from their leaders.
+        self.fetchers = ReplicaFetcherManager(
+            node_id=node_id, config=ReplicaFetcherConfig.from_broker_config(broker_config),
+            partitions=self._followed,
+        )
 
     def log_config_for(self, topic_configs: dict[str, str]) -> LogConfig:
         return LogConfig(**to_log_config_kwargs(self._broker_config, topic_configs))
@@ -79,42 +90,77 @@ class ReplicaManager:
         leader_epoch: int,
         topic_configs: dict[str, str],
         *,
-        isr: tuple[int, ...] | None = None,
-        replicas: tuple[int, ...] | None = None,
+        isr: Sequence[int] = (),
+        replicas: Sequence[int] = (),
         partition_epoch: int | None = None,
         controller_epoch: int | None = None,
     ) -> Partition:
-        """Open (or create) the partition's log and lead it at ``leader_epoch`` with the given ISR and replicas."""
+        """Open (or create) the partition's log and lead it at ``leader_epoch`` with the controller's ISR.
+
+        Replicating it from another broker stops first (Kafka's makeLeaders).
+        Without ``isr``/``replicas`` (the embedded broker) it leads alone.
+        """
         key = (topic, index)
+        self.fetchers.remove_fetcher_for_partitions([TopicPartition(topic, index)])
         partition = self._partitions.get(key)
         if partition is None:
             partition = self._open(topic, index, leader_epoch, topic_configs)
-        partition.make_leader(leader_epoch, isr=isr, replicas=replicas, partition_epoch=partition_epoch,
-                              controller_epoch=controller_epoch, now_ms=self._clock())
+        partition.make_leader(
+            leader_epoch, isr=tuple(isr) or None, replicas=tuple(replicas) or None, partition_epoch=partition_epoch,
+            controller_epoch=controller_epoch, now_ms=self._clock(),
+        )
         self._leaders.add(key)
         # A smaller ISR may move the high watermark: acks=all produces and fetches waiting on it look again.
         self.purgatory.notify_append(key)
         return partition
 
-    def make_follower(self, topic: str, index: int, leader_epoch: int, topic_configs: dict[str, str]) -> Partition:
-        """Host the partition without leading it: its log stays, clients are told NOT_LEADER_OR_FOLLOWER.
+    def make_follower(
+        self,
+        topic: str,
+        index: int,
+        leader_epoch: int,
+        topic_configs: dict[str, str],
+        *,
+        leader_id: int = NO_LEADER,
+        leader_endpoint: BrokerEndpoint | None = None,
+        isr: Sequence[int] = (),
+        replicas: Sequence[int] = (),
+        partition_epoch: int | None = None,
+    ) -> Partition:
+        """Follow ``leader_id`` at ``leader_epoch``: clients are told NOT_LEADER_OR_FOLLOWER, a fetcher replicates.
 
-        With one replica per partition there is nothing to fetch; a follower
-        only remembers the leader epoch it was told. (A partition first opened
-        here as a follower records that epoch in its epoch cache, as a leader
-        would; replication from a leader must open followers without it.)
+        As Kafka's makeFollowers: the partition leaves any fetcher first (a
+        fetch still out for the old leader is ignored when it returns), then
+        joins the fetcher of the new leader, where it first truncates to
+        where its log agrees with the leader's (``replica_fetcher``) and then
+        fetches from its log end. A partition opened here for the first time
+        records no leader epoch of its own: only the leader's batches bring
+        epochs. Without an endpoint for the leader nothing is fetched until a
+        LeaderAndIsr brings one.
         """
         key = (topic, index)
+        tp = TopicPartition(topic, index)
+        self.fetchers.remove_fetcher_for_partitions([tp])
         partition = self._partitions.get(key)
         if partition is None:
-            partition = self._open(topic, index, leader_epoch, topic_configs)
-        else:
-            partition.leader_epoch = leader_epoch
+            partition = self._open(topic, index, leader_epoch, topic_configs, as_follower=True)
+        partition.make_follower(leader_id, leader_epoch, isr=tuple(isr), replicas=tuple(replicas),
+                                partition_epoch=partition_epoch)
         if key in self._leaders:
             self._leaders.discard(key)
             partition.checkpoint()
             # Fetches parked on a partition no longer led here answer NOT_LEADER_OR_FOLLOWER now.
             self.purgatory.notify_append(key)
+        if leader_id < 0:
+            logger.info("%r has no leader at leader epoch %d: nothing to replicate", partition, leader_epoch)
+        elif leader_endpoint is None:
+            logger.error("%r follows broker %d at leader epoch %d, but that broker's endpoint is unknown; "
+                         "not replicating until a LeaderAndIsr names a reachable leader", partition, leader_id,
+                         leader_epoch)
+        else:
+            self.fetchers.add_fetcher_for_partitions(
+                {tp: InitialFetchState(leader_endpoint, leader_epoch, partition.high_watermark)}
+            )
         return partition
 
     def stop_replica(self, topic: str, index: int, *, delete: bool) -> None:
@@ -123,6 +169,7 @@ class ReplicaManager:
         A stopped partition that is not deleted keeps its log on disk for a later LeaderAndIsr.
         """
         key = (topic, index)
+        self.fetchers.remove_fetcher_for_partitions([TopicPartition(topic, index)])
         partition = self._partitions.pop(key, None)
         self._leaders.discard(key)
         if partition is not None and not delete:
@@ -133,14 +180,22 @@ class ReplicaManager:
             self._topic_ids.pop(topic, None)
         self.purgatory.notify_append(key)
 
-    def _open(self, topic: str, index: int, leader_epoch: int, topic_configs: dict[str, str]) -> Partition:
+    def shutdown_idle_fetchers(self) -> None:
+        self.fetchers.shutdown_idle_fetchers()
+
+    def _open(
+        self, topic: str, index: int, leader_epoch: int, topic_configs: dict[str, str], *, as_follower: bool = False
+    ) -> Partition:
         local_log = self.log_manager.get_or_create_log(topic, index, self.log_config_for(topic_configs))
         log = UnifiedLog(
             local_log,
             clock=self._clock,
             producer_id_expiration_ms=self._broker_config.get_int("producer.id.expiration.ms"),
         )
-        partition = Partition(topic, index, log, leader_epoch=leader_epoch, node_id=self.node_id)
+        if as_follower:
+            partition = follower_partition(topic, index, log, node_id=self.node_id)
+        else:
+            partition = Partition(topic, index, log, leader_epoch=leader_epoch, node_id=self.node_id)
         partition.min_insync_replicas = self.min_insync_replicas_for(topic_configs)
         self._partitions[(topic, index)] = partition
         return partition
@@ -155,6 +210,11 @@ class ReplicaManager:
     def hosted(self, topic: str, index: int) -> Partition | None:
         """The partition if this broker hosts it, as leader or follower."""
         return self._partitions.get((topic, index))
+
+    def _followed(self, tp: TopicPartition) -> Partition | None:
+        """The partition if this broker hosts it as a follower (what a fetcher may append to)."""
+        key = (tp.topic, tp.partition)
+        return None if key in self._leaders else self._partitions.get(key)
 
     def leader_epoch(self, topic: str, index: int) -> int:
         """The leader epoch this broker last accepted for the partition; :data:`NO_EPOCH` if not hosted."""
@@ -234,8 +294,13 @@ class ReplicaManager:
             partition.checkpoint()
         self.log_manager.checkpoint()
 
+    async def shutdown_fetchers(self) -> None:
+        """Stop replicating (bounded): no fetcher appends once this returns."""
+        await self.fetchers.close()
+
     def shutdown(self) -> None:
-        """Snapshot producer state and close every log cleanly."""
+        """Stop any fetcher still running, snapshot producer state and close every log cleanly."""
+        self.fetchers.stop_all()
         for partition in self:
             try:
                 partition.checkpoint()

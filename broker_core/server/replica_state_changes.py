@@ -11,7 +11,10 @@ Kafka's ``ReplicaManager.becomeLeaderOrFollower``, ``stopReplicas`` and
   one hosted here (an equal or older one: STALE_CONTROLLER_EPOCH), only if
   this broker is one of its replicas (else UNKNOWN_TOPIC_OR_PARTITION), and
   only if the topic id matches the one already hosted (else
-  INCONSISTENT_TOPIC_ID); the partition then becomes leader or follower;
+  INCONSISTENT_TOPIC_ID); the partition then becomes leader (with the
+  request's ISR, replicas and partition epoch) or follower, replicated from
+  the leader at the endpoint the request lists in ``live_leaders`` (else the
+  one the metadata cache knows);
 * StopReplica stops a partition for the deletion sentinel (-2), no epoch
   (-1), or an epoch at least the hosted one (else FENCED_LEADER_EPOCH), and
   deletes its log when asked, hosted or not: a broker that was down while
@@ -30,6 +33,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
+from broker_core.replication.leader_endpoint import BrokerEndpoint
 from broker_core.server.errors import error_code_for
 from broker_core.server.metadata_cache import MetadataCache
 from broker_core.server.replica_manager import NO_EPOCH, ReplicaManager
@@ -119,10 +123,11 @@ class ReplicaStateChanges:
             accepted = [entry for entry in entries if self._accepts(entry, outcome)]
             configs = await self._configs_for(accepted, outcome)
             leaders, followers = [], []
+            live_leaders = {b.broker_id: BrokerEndpoint(b.broker_id, b.host_name, b.port) for b in body.live_leaders}
             for entry in accepted:
                 if entry.tp in outcome.partitions:
                     continue
-                became = self._apply(entry, configs.get(entry.tp.topic, {}), outcome)
+                became = self._apply(entry, configs.get(entry.tp.topic, {}), outcome, live_leaders)
                 if became is not None:
                     change = (entry.tp.topic, entry.tp.partition, entry.state.leader_epoch)
                     (leaders if became else followers).append(change)
@@ -131,6 +136,8 @@ class ReplicaStateChanges:
                 body.controller_id, body.controller_epoch, len(leaders), len(followers),
                 sum(code != ErrorCode.NONE for code in outcome.partitions.values()), len(entries),
             )
+            # Fetchers left with nothing to replicate stop (Kafka's shutdownIdleFetcherThreads).
+            self._replicas.shutdown_idle_fetchers()
             self._replicas.announce(leaders=leaders, followers=followers)
             return outcome
 
@@ -172,18 +179,27 @@ class ReplicaStateChanges:
                     outcome.partitions[entry.tp] = code
             return {}
 
-    def _apply(self, entry: _LeaderAndIsrEntry, configs: dict[str, str], outcome: StateChangeOutcome) -> bool | None:
+    def _apply(
+        self,
+        entry: _LeaderAndIsrEntry,
+        configs: dict[str, str],
+        outcome: StateChangeOutcome,
+        live_leaders: dict[int, BrokerEndpoint],
+    ) -> bool | None:
         """Lead or follow the partition; True for leader, False for follower, None if it failed."""
         tp, state = entry.tp, entry.state
+        shared = dict(isr=tuple(state.isr), replicas=tuple(state.replicas), partition_epoch=state.partition_epoch)
         try:
             if state.leader == self._node_id:
                 self._replicas.make_leader(
-                    tp.topic, tp.partition, state.leader_epoch, configs, isr=tuple(state.isr),
-                    replicas=tuple(state.replicas), partition_epoch=state.partition_epoch,
-                    controller_epoch=state.controller_epoch,
+                    tp.topic, tp.partition, state.leader_epoch, configs, controller_epoch=state.controller_epoch,
+                    **shared,
                 )
             else:
-                self._replicas.make_follower(tp.topic, tp.partition, state.leader_epoch, configs)
+                self._replicas.make_follower(
+                    tp.topic, tp.partition, state.leader_epoch, configs, leader_id=state.leader,
+                    leader_endpoint=live_leaders.get(state.leader) or self._broker_endpoint(state.leader), **shared,
+                )
         except Exception as exc:
             outcome.partitions[tp] = error_code_for(exc, where=f"LeaderAndIsr for {tp}")
             return None
@@ -191,6 +207,13 @@ class ReplicaStateChanges:
             self._replicas.set_topic_id(tp.topic, entry.topic_id)
         outcome.partitions[tp] = ErrorCode.NONE
         return state.leader == self._node_id
+
+    def _broker_endpoint(self, broker_id: int) -> BrokerEndpoint | None:
+        """A leader the LeaderAndIsr did not list, from the metadata cache."""
+        registration = self._cache.alive_broker(broker_id)
+        if registration is None:
+            return None
+        return BrokerEndpoint(broker_id, registration.host, registration.port)
 
     # --- StopReplica ---------------------------------------------------------------------------
 
@@ -219,6 +242,7 @@ class ReplicaStateChanges:
                     continue
                 outcome.partitions[tp] = ErrorCode.NONE
                 stopped.append((tp.topic, tp.partition))
+            self._replicas.shutdown_idle_fetchers()
             deleted = sum(1 for _, _, delete in entries if delete)
             logger.info("StopReplica from controller %d: stopped %d of %d partition(s) (%d to delete)",
                         body.controller_id, len(stopped), len(entries), deleted)
