@@ -72,13 +72,23 @@ class IsrChangeInFlightError(Exception):
 class Partition:
     """A partition this broker hosts, as leader or follower."""
 
-    def __init__(self, topic: str, index: int, log: UnifiedLog, *, leader_epoch: int, node_id: int = 0) -> None:
+    def __init__(
+        self, topic: str, index: int, log: UnifiedLog, *, leader_epoch: int | None, node_id: int = 0
+    ) -> None:
+        """A partition led here at ``leader_epoch``; with None, one that follows (``make_follower`` says whom).
+
+        A follower records no epoch of its own: its epochs come only with the
+        leader's batches, or OffsetForLeaderEpoch answers from this replica
+        would name an epoch that wrote nothing here.
+        """
         self.topic = topic
         self.index = index
         self.log = log
         self.node_id = node_id
-        self.leader_epoch = leader_epoch
-        self.leader_id = node_id
+        following = leader_epoch is None
+        latest = log.epoch_cache.latest_epoch
+        self.leader_epoch = (latest if latest is not None else -1) if following else leader_epoch
+        self.leader_id = NO_LEADER if following else node_id
         self.replicas: tuple[int, ...] = (node_id,)
         self.isr: tuple[int, ...] = (node_id,)
         # An ISR change being written to the partition state; None when none is in flight.
@@ -90,9 +100,10 @@ class Partition:
         # The topic's min.insync.replicas: how many in-sync replicas an acks=all append needs.
         self.min_insync_replicas = 1
         self._followers: dict[int, FollowerState] = {}
-        log.maybe_assign_epoch_start_offset(leader_epoch, log.log_end_offset)
+        if not following:
+            log.maybe_assign_epoch_start_offset(self.leader_epoch, log.log_end_offset)
         # Where this leader's epoch began (its log end offset then); None while not leading.
-        self.leader_epoch_start_offset: int | None = log.log_end_offset
+        self.leader_epoch_start_offset: int | None = None if following else log.log_end_offset
         self.high_watermark = log.log_end_offset
 
     def __repr__(self) -> str:

@@ -24,7 +24,6 @@ from typing import Callable, Iterator, Protocol, Sequence
 from broker_core.config.broker_config import BrokerConfig
 from broker_core.config.topic_config import effective_topic_values, to_log_config_kwargs
 from broker_core.replication.fetch_state import InitialFetchState
-from broker_core.replication.follower_partition import follower_partition
 from broker_core.replication.leader_endpoint import BrokerEndpoint
 from broker_core.replication.partition import NO_LEADER, Partition
 from broker_core.replication.replica_fetcher_manager import ReplicaFetcherConfig, ReplicaFetcherManager
@@ -192,10 +191,8 @@ class ReplicaManager:
             clock=self._clock,
             producer_id_expiration_ms=self._broker_config.get_int("producer.id.expiration.ms"),
         )
-        if as_follower:
-            partition = follower_partition(topic, index, log, node_id=self.node_id)
-        else:
-            partition = Partition(topic, index, log, leader_epoch=leader_epoch, node_id=self.node_id)
+        partition = Partition(topic, index, log, leader_epoch=None if as_follower else leader_epoch,
+                              node_id=self.node_id)
         partition.min_insync_replicas = self.min_insync_replicas_for(topic_configs)
         self._partitions[(topic, index)] = partition
         return partition

@@ -220,7 +220,10 @@ def test_a_follower_with_divergent_data_truncates_to_the_new_leader_and_matches_
     data = wait_until_identical(cluster, topic, 2, [1])
     assert [offset for offset, _ in batches(data)] == list(range(9))
     assert b"lost-" not in data
-    assert epoch_checkpoint(cluster, 1, topic) == epoch_checkpoint(cluster, 2, topic) == "0\n3\n1 0\n2 5\n3 8\n"
+    # The epoch checkpoint is written just after the batches that bring the epochs.
+    expected = "0\n3\n1 0\n2 5\n3 8\n"
+    cluster.wait_for(lambda: epoch_checkpoint(cluster, 1, topic) == expected, "broker 1's epochs to match the leader's")
+    assert epoch_checkpoint(cluster, 2, topic) == expected
 
 
 def test_a_follower_behind_the_leaders_log_start_starts_there(

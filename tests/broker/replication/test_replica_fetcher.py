@@ -9,7 +9,6 @@ from typing import Awaitable, Callable
 import pytest
 
 from broker_core.replication.fetch_state import FetchPhase, InitialFetchState
-from broker_core.replication.follower_partition import follower_partition
 from broker_core.replication.partition import Partition
 from broker_core.replication.replica_fetcher import ReplicaFetcher
 from broker_core.storage.config import LogConfig
@@ -39,7 +38,7 @@ def leader_partition(directory: Path, epoch: int = 1) -> Partition:
 
 
 def new_follower(directory: Path, epoch: int = 1) -> Partition:
-    follower = follower_partition("t", 0, open_log(directory), node_id=2)
+    follower = Partition("t", 0, open_log(directory), leader_epoch=None, node_id=2)
     follower.make_follower(1, epoch, isr=(1,), replicas=(1, 2))
     return follower
 

@@ -13,7 +13,6 @@ import time
 import uuid
 from pathlib import Path
 
-import pytest
 from confluent_kafka import Consumer as ConfluentConsumer
 from confluent_kafka import Producer as ConfluentProducer
 from confluent_kafka import TopicPartition as ConfluentPartition
@@ -24,11 +23,6 @@ from tests.support.cluster import BROKER_SESSION_TIMEOUT_MS, ClusterForTests
 PARTITIONS = 3
 RECORDS = 300
 SETTLE_S = 60.0
-NEEDS_LEADER_SIDE = pytest.mark.xfail(
-    reason="needs the leader side of replication: replica fetches read to the log end, the high watermark "
-           "follows the ISR, acks=all waits for it",
-    strict=False,
-)
 
 
 def replicated_topic(cluster: ClusterForTests, name: str) -> str:
@@ -107,7 +101,6 @@ def test_every_replica_of_a_new_topic_hosts_it_and_holds_a_prefix_of_the_leaders
             assert leader_log.startswith(log_bytes(cluster, follower, topic, partition))
 
 
-@NEEDS_LEADER_SIDE
 def test_all_replicas_hold_the_leaders_log_byte_for_byte_and_consumers_read_everything(
     healthy: ClusterForTests, topic_name
 ) -> None:
@@ -122,7 +115,6 @@ def test_all_replicas_hold_the_leaders_log_byte_for_byte_and_consumers_read_ever
         assert sorted(isr) == sorted(replicas)
 
 
-@NEEDS_LEADER_SIDE
 def test_the_new_leader_has_everything_acknowledged_and_the_old_one_catches_up_on_return(
     healthy: ClusterForTests, topic_name
 ) -> None:

@@ -207,7 +207,7 @@ class FaultCluster(ClusterForTests):
         """Create through a live broker and wait until every live broker knows every partition's leader."""
         address = self.address(self.live_ids()[0])
         result = create_topic(address, name, partitions=partitions, replication_factor=replication_factor,
-                              configs={"min.insync.replicas": "2", **(configs or {})})
+                              configs={"min.insync.replicas": str(min(2, replication_factor)), **(configs or {})})
         if result.error_code != 0:
             raise AssertionError(f"creating {name} failed with error {result.error_code}: {result.error_message}")
         self.wait_for_metadata([name])
