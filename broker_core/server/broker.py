@@ -267,6 +267,7 @@ class Broker:
                 offsets_partition=partition, producer_id=producer_id, commit=commit
             ),
             clock=self._clock,
+            replication_timeout_ms=self.config.get_int("request.timeout.ms"),
         )
 
         def offsets_partition_for(group_id: str) -> TopicPartition:
@@ -324,6 +325,8 @@ class Broker:
             # Also fsyncs segments that rolled, which advances the recovery point.
             ("flush", min(config.log_flush_interval_ms, 1000), lambda: log_manager.flush_dirty(self._clock())),
             ("checkpoint", config.get_int("log.flush.offset.checkpoint.interval.ms"), self.replicas.checkpoint_all),
+            ("high-watermark-checkpoint", config.get_int("replica.high.watermark.checkpoint.interval.ms"),
+             self.replicas.checkpoint_high_watermarks),
             ("segment-deletes", 1000, lambda: log_manager.run_pending_deletes(self._clock())),
         ]
         for name, interval_ms, job in jobs:

@@ -24,6 +24,7 @@ from typing import Callable, Iterator, Protocol, Sequence
 from broker_core.config.broker_config import BrokerConfig
 from broker_core.config.topic_config import effective_topic_values, to_log_config_kwargs
 from broker_core.replication.fetch_state import InitialFetchState
+from broker_core.replication.high_watermark_checkpoints import HighWatermarkCheckpoints
 from broker_core.replication.leader_endpoint import BrokerEndpoint
 from broker_core.replication.partition import NO_LEADER, Partition
 from broker_core.replication.replica_fetcher_manager import ReplicaFetcherConfig, ReplicaFetcherManager
@@ -68,6 +69,7 @@ class ReplicaManager:
         self._leaders: set[PartitionKey] = set()
         self._topic_ids: dict[str, uuid.UUID] = {}
         self._listeners: list[LeadershipListener] = []
+        self._high_watermarks = HighWatermarkCheckpoints(log_manager.log_dirs)
         # Replicates the partitions followed here from their leaders.
         self.fetchers = ReplicaFetcherManager(
             node_id=node_id, config=ReplicaFetcherConfig.from_broker_config(broker_config),
@@ -193,6 +195,7 @@ class ReplicaManager:
         )
         partition = Partition(topic, index, log, leader_epoch=None if as_follower else leader_epoch,
                               node_id=self.node_id)
+        partition.high_watermark = self._high_watermarks.initial(TopicPartition(topic, index), log.log_end_offset)
         partition.min_insync_replicas = self.min_insync_replicas_for(topic_configs)
         self._partitions[(topic, index)] = partition
         return partition
@@ -290,6 +293,12 @@ class ReplicaManager:
         for partition in self:
             partition.checkpoint()
         self.log_manager.checkpoint()
+        self.checkpoint_high_watermarks()
+
+    def checkpoint_high_watermarks(self) -> None:
+        self._high_watermarks.write(
+            (p.log.directory, TopicPartition(p.topic, p.index), p.high_watermark) for p in self
+        )
 
     async def shutdown_fetchers(self) -> None:
         """Stop replicating (bounded): no fetcher appends once this returns."""
@@ -303,6 +312,10 @@ class ReplicaManager:
                 partition.checkpoint()
             except Exception:  # keep closing the others; the log recovers this one
                 logger.exception("checkpoint of %r failed during shutdown", partition)
+        try:
+            self.checkpoint_high_watermarks()
+        except Exception:  # the next start only shows consumers less until the ISR confirms it again
+            logger.exception("writing the high watermark checkpoints failed during shutdown")
         self.log_manager.shutdown()
         self._partitions.clear()
         self._leaders.clear()

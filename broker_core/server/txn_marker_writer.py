@@ -22,6 +22,7 @@ coordinator, whose pending transactional offsets it ends.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Callable, Iterable
 
@@ -30,6 +31,7 @@ from broker_core.cluster.metadata_store import MetadataStore
 from broker_core.coordinator.transaction.txn_markers import MarkerOutcome, MarkerRequest, MarkersDone
 from broker_core.replication.partition import Partition
 from broker_core.server.replica_manager import ReplicaManager
+from broker_core.server.replication_barrier import until_replicated
 from broker_core.server.txn_marker_channel import LeaderLookup, TxnMarkerChannel
 from broker_core.storage.producer_state import InvalidProducerEpochError, TransactionCoordinatorFencedError
 from spate.protocol.errors import ErrorCode
@@ -85,6 +87,7 @@ class BrokerMarkerWriter:
         partition_exists: Callable[[TopicPartition], bool] | None = None,
         leader_of: LeaderLookup | None = None,
         channel: TxnMarkerChannel | None = None,
+        replication_timeout_ms: int = 30_000,
     ) -> None:
         if partition_exists is None and store is None:
             raise ValueError("a marker writer needs partition_exists or a metadata store")
@@ -95,6 +98,7 @@ class BrokerMarkerWriter:
         self._clock = clock
         self._leader_of = leader_of
         self._channel = channel
+        self._replication_timeout_ms = replication_timeout_ms
 
     def write_markers(self, request: MarkerRequest, partitions: Iterable[TopicPartition], done: MarkersDone) -> None:
         outcome = MarkerOutcome()
@@ -112,10 +116,13 @@ class BrokerMarkerWriter:
                 outcome.retry.add(tp)
             else:
                 remote.setdefault(leader, []).append(tp)
-        if not remote:
+        # A local marker counts once every in-sync replica holds it, as a remote leader answers only then.
+        unreplicated = [tp for tp in outcome.written if not self._replicated(tp)]
+        outcome.written.difference_update(unreplicated)
+        if not remote and not unreplicated:
             done(outcome)
             return
-        waiting = len(remote)
+        waiting = len(remote) + (1 if unreplicated else 0)
 
         def answered(errors: dict[TopicPartition, ErrorCode]) -> None:
             nonlocal waiting
@@ -127,6 +134,21 @@ class BrokerMarkerWriter:
 
         for leader, tps in remote.items():
             self._channel.send(leader, request, tps, answered)
+        if unreplicated:
+            asyncio.ensure_future(self._await_replication(unreplicated, answered))
+
+    def _replicated(self, tp: TopicPartition) -> bool:
+        partition = self._replicas.get(tp.topic, tp.partition)
+        return partition is None or partition.high_watermark >= partition.log_end_offset
+
+    async def _await_replication(
+        self, partitions: list[TopicPartition], answered: Callable[[dict[TopicPartition, ErrorCode]], None]
+    ) -> None:
+        codes = await asyncio.gather(*(
+            until_replicated(self._replicas, tp.topic, tp.partition, self._replication_timeout_ms)
+            for tp in partitions
+        ))
+        answered(dict(zip(partitions, codes)))
 
     def _exists(self, tp: TopicPartition) -> bool:
         if self._partition_exists is not None:

@@ -6,6 +6,7 @@ Layout of one log dir (Kafka's)::
         .kafka_cleanshutdown                 written on clean shutdown
         recovery-point-offset-checkpoint
         log-start-offset-checkpoint
+        replication-offset-checkpoint        each hosted partition's high watermark
         <topic>-<partition>/
             00000000000000000000.log         record batches as on the wire
             00000000000000000000.index       sparse offset -> position
@@ -46,6 +47,7 @@ FUTURE_DIR_SUFFIX = "-future"
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
+REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 
 OFFSET_DIGITS = 20

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from broker_core.server.context import BrokerContext
+from broker_core.server.handlers.coordinator_writes import txn_state_settled
 from broker_core.server.handlers.txn_errors import for_version
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode
@@ -14,7 +15,7 @@ from spate.structs import TopicPartition, group_by_topic
 R = AddPartitionsToTxnResponse
 
 
-def handle(ctx: BrokerContext, request: Request) -> Any:
+async def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
     partitions = [TopicPartition(topic.name, p) for topic in body.v3_and_below_topics for p in topic.partitions]
     if ctx.txn_coordinator is None:
@@ -26,6 +27,10 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
             body.v3_and_below_producer_epoch,
             partitions,
         )
+        if any(code == ErrorCode.NONE for code in errors.values()):
+            # A partition the coordinator forgot after a failover would get no marker: wait for replication.
+            settled = await txn_state_settled(ctx, body.v3_and_below_transactional_id)
+            errors = {tp: settled if code == ErrorCode.NONE else code for tp, code in errors.items()}
     by_topic = group_by_topic(
         partitions,
         value=lambda tp: R.AddPartitionsToTxnPartitionResult(

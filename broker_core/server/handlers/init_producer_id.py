@@ -6,6 +6,7 @@ from typing import Any
 
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import error_code_for
+from broker_core.server.handlers.coordinator_writes import txn_state_settled
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode
 from spate.protocol.messages.init_producer_id import InitProducerIdResponse
@@ -13,14 +14,20 @@ from spate.protocol.messages.init_producer_id import InitProducerIdResponse
 R = InitProducerIdResponse
 
 
-def handle(ctx: BrokerContext, request: Request) -> Any:
+async def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
     if body.transactional_id is not None:
         if ctx.txn_coordinator is None:
             return R(throttle_time_ms=0, error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE, producer_id=-1,
                      producer_epoch=-1)
         result = ctx.txn_coordinator.init_producer_id(body.transactional_id, body.transaction_timeout_ms)
-        return R(throttle_time_ms=0, error_code=result.error, producer_id=result.producer_id,
+        error = result.error
+        if error == ErrorCode.NONE:
+            # The bumped epoch fences older instances only once it survives a coordinator failover.
+            error = await txn_state_settled(ctx, body.transactional_id)
+        if error != ErrorCode.NONE:
+            return R(throttle_time_ms=0, error_code=error, producer_id=-1, producer_epoch=-1)
+        return R(throttle_time_ms=0, error_code=error, producer_id=result.producer_id,
                  producer_epoch=result.producer_epoch)
     try:
         producer_id = ctx.producer_ids.next_id()

@@ -6,6 +6,7 @@ from typing import Any, Iterable
 
 from broker_core.coordinator.group.results import OffsetCommitEntry
 from broker_core.server.context import BrokerContext
+from broker_core.server.handlers.coordinator_writes import group_offsets_settled
 from broker_core.server.handlers.requested_partitions import answer_each_partition, known_partitions
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode
@@ -26,7 +27,7 @@ def requested_offsets(
     return offsets, errors
 
 
-def handle(ctx: BrokerContext, request: Request) -> Any:
+async def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
     offsets, errors = requested_offsets(ctx, body.topics)
     if offsets:
@@ -40,6 +41,9 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
                 retention_time_ms=body.retention_time_ms,
             )
         )
+        if any(errors[tp] == ErrorCode.NONE for tp in offsets):
+            settled = await group_offsets_settled(ctx, body.group_id)
+            errors.update({tp: settled for tp in offsets if errors[tp] == ErrorCode.NONE})
     return R(
         throttle_time_ms=0,
         topics=answer_each_partition(

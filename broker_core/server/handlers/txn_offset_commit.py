@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from broker_core.server.context import BrokerContext
+from broker_core.server.handlers.coordinator_writes import group_offsets_settled
 from broker_core.server.handlers.offset_commit import requested_offsets
 from broker_core.server.handlers.requested_partitions import answer_each_partition
 from broker_core.server.handlers.txn_errors import for_version
@@ -20,7 +21,7 @@ from spate.protocol.messages.txn_offset_commit import TxnOffsetCommitResponse
 R = TxnOffsetCommitResponse
 
 
-def handle(ctx: BrokerContext, request: Request) -> Any:
+async def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
     version = request.api_version
     offsets, errors = requested_offsets(ctx, body.topics)
@@ -37,6 +38,10 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
                     offsets=offsets,
                 )
             )
+            if any(errors[tp] == ErrorCode.NONE for tp in offsets):
+                # The transaction's offsets must survive the group coordinator's leader before the marker ends it.
+                settled = await group_offsets_settled(ctx, body.group_id)
+                errors.update({tp: settled for tp in offsets if errors[tp] == ErrorCode.NONE})
     return R(
         throttle_time_ms=0,
         topics=answer_each_partition(

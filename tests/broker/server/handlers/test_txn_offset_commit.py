@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -9,6 +11,7 @@ import pytest
 
 from broker_core.cluster.errors import UnknownTopicError
 from broker_core.server.handlers import txn_offset_commit
+from broker_core.server.purgatory import FetchPurgatory
 from broker_core.storage.files import TopicPartition
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.connection import Request
@@ -70,15 +73,31 @@ def _errors(response, version: int) -> dict[TopicPartition, ErrorCode]:
     }
 
 
+class _ReplicatedAtOnce:
+    """A single-replica ``__consumer_offsets`` partition: every write is replicated as soon as it lands."""
+
+    log_end_offset = 0
+
+    @staticmethod
+    def check_enough_replicas_reach_offset(offset: int) -> tuple[bool, ErrorCode]:
+        return True, ErrorCode.NONE
+
+
 def _context(harness: Harness) -> SimpleNamespace:
-    return SimpleNamespace(metadata=_Metadata(orders=2), group_coordinator=harness.coordinator)
+    replicas = SimpleNamespace(get=lambda topic, partition: _ReplicatedAtOnce(), purgatory=FetchPurgatory())
+    return SimpleNamespace(metadata=_Metadata(orders=2), group_coordinator=harness.coordinator, replicas=replicas,
+                           config=SimpleNamespace(get_int=lambda name: 5_000))
+
+
+def _handle(ctx: SimpleNamespace, request: Request):
+    return asyncio.run(txn_offset_commit.handle(ctx, request))
 
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_known_partitions_are_committed_and_unknown_ones_refused(version: int) -> None:
     h = Harness()
     request = _request(version, {"orders": [(0, 10, 3, "m"), (5, 1, -1, None)], "missing": [(0, 1, -1, "")]})
-    errors = _errors(txn_offset_commit.handle(_context(h), request), version)
+    errors = _errors(_handle(_context(h), request), version)
     assert errors == {
         TopicPartition("orders", 0): E.NONE,
         TopicPartition("orders", 5): E.UNKNOWN_TOPIC_OR_PARTITION,
@@ -92,7 +111,7 @@ def test_known_partitions_are_committed_and_unknown_ones_refused(version: int) -
 def test_the_transactional_fields_reach_the_verifier() -> None:
     calls = []
     h = Harness(txn_verifier=lambda *args: calls.append(args) or E.NONE)
-    txn_offset_commit.handle(_context(h), _request(2, {"orders": [(1, 5, -1, "")]}, epoch=7))
+    _handle(_context(h), _request(2, {"orders": [(1, 5, -1, "")]}, epoch=7))
     assert calls == [("copier", 4000, 7, "g")]
 
 
@@ -100,11 +119,11 @@ def test_the_transactional_fields_reach_the_verifier() -> None:
                                                    (2, E.PRODUCER_FENCED)])
 def test_a_fenced_producer_is_told_in_the_code_its_version_knows(version: int, expected: ErrorCode) -> None:
     h = Harness(txn_verifier=lambda *args: E.PRODUCER_FENCED)
-    errors = _errors(txn_offset_commit.handle(_context(h), _request(version, {"orders": [(0, 5, -1, "")]})), version)
+    errors = _errors(_handle(_context(h), _request(version, {"orders": [(0, 5, -1, "")]})), version)
     assert errors == {TopicPartition("orders", 0): expected}
 
 
 def test_without_a_group_coordinator_every_known_partition_gets_coordinator_not_available() -> None:
     ctx = SimpleNamespace(metadata=_Metadata(orders=2), group_coordinator=None)
-    errors = _errors(txn_offset_commit.handle(ctx, _request(0, {"orders": [(0, 5, -1, "")]})), 0)
+    errors = _errors(_handle(ctx, _request(0, {"orders": [(0, 5, -1, "")]})), 0)
     assert errors == {TopicPartition("orders", 0): E.COORDINATOR_NOT_AVAILABLE}

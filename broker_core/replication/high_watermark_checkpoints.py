@@ -1,0 +1,52 @@
+"""Each log dir's ``replication-offset-checkpoint``: the high watermarks of the partitions it holds.
+
+A partition's high watermark lives in memory; after a restart it would
+otherwise be unknown, and taking the log end instead would show consumers
+records no other replica may hold (a leader that crashed before its followers
+caught up). So the broker writes every hosted partition's high watermark
+periodically and at shutdown, as Kafka does, and a reopened partition starts
+from ``min(checkpointed high watermark, log end offset)`` (0 when none was
+written); from there the leader moves it as the ISR confirms, a follower
+takes it from its leader.
+
+The file is Kafka's offset checkpoint format (written atomically); an
+unreadable one is reported and treated as empty, which only delays what
+consumers see until the ISR confirms it again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from pathlib import Path
+
+from broker_core.storage.checkpoint import OffsetCheckpointFile
+from broker_core.storage.errors import StorageError
+from broker_core.storage.files import REPLICATION_OFFSET_CHECKPOINT
+from spate.structs import TopicPartition
+
+logger = logging.getLogger(__name__)
+
+
+class HighWatermarkCheckpoints:
+    def __init__(self, log_dirs: Iterable[Path]) -> None:
+        self._files = {Path(d): OffsetCheckpointFile(Path(d) / REPLICATION_OFFSET_CHECKPOINT) for d in log_dirs}
+        self._saved: dict[TopicPartition, int] = {}
+        for log_dir, checkpoint in self._files.items():
+            try:
+                self._saved.update(checkpoint.read())
+            except (StorageError, OSError) as exc:
+                logger.error("ignoring the high watermarks in %s: %s", checkpoint.path, exc)
+
+    def initial(self, tp: TopicPartition, log_end_offset: int) -> int:
+        """Where a reopened partition's high watermark starts."""
+        return min(self._saved.get(tp, 0), log_end_offset)
+
+    def write(self, high_watermarks: Iterable[tuple[Path, TopicPartition, int]]) -> None:
+        """Rewrite every log dir's file from ``(partition dir, partition, high watermark)`` entries."""
+        by_dir: dict[Path, dict[TopicPartition, int]] = {log_dir: {} for log_dir in self._files}
+        for partition_dir, tp, high_watermark in high_watermarks:
+            by_dir.setdefault(partition_dir.parent, {})[tp] = high_watermark
+        for log_dir, entries in by_dir.items():
+            checkpoint = self._files.get(log_dir) or OffsetCheckpointFile(log_dir / REPLICATION_OFFSET_CHECKPOINT)
+            checkpoint.write(entries)

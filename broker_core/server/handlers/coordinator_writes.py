@@ -1,0 +1,24 @@
+"""The coordinator APIs' wait for their writes to replicate (see :mod:`broker_core.server.replication_barrier`)."""
+
+from __future__ import annotations
+
+from broker_core.server.context import BrokerContext
+from broker_core.server.replication_barrier import coordinator_write_settled
+from spate.protocol.errors import ErrorCode
+from spate.protocol.internal_records.consumer_offsets import CONSUMER_OFFSETS_TOPIC
+from spate.protocol.internal_records.transaction_log import TRANSACTION_STATE_TOPIC
+
+
+async def txn_state_settled(ctx: BrokerContext, transactional_id: str) -> ErrorCode:
+    """Wait for the ``__transaction_state`` partition holding ``transactional_id`` to replicate its writes."""
+    coordinator = ctx.txn_coordinator
+    partition = coordinator.partition_for(transactional_id)
+    return await coordinator_write_settled(ctx.replicas, TRANSACTION_STATE_TOPIC, partition,
+                                           ctx.config.get_int("request.timeout.ms"))
+
+
+async def group_offsets_settled(ctx: BrokerContext, group_id: str) -> ErrorCode:
+    """Wait for the ``__consumer_offsets`` partition of ``group_id`` to replicate its writes."""
+    partition = ctx.group_coordinator.partition_for(group_id)
+    return await coordinator_write_settled(ctx.replicas, CONSUMER_OFFSETS_TOPIC, partition,
+                                           ctx.config.get_int("offsets.commit.timeout.ms"))

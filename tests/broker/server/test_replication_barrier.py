@@ -1,0 +1,58 @@
+"""Coordinator writes are answered once replicated: the wait, its timeout, and the errors clients hear."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+
+from broker_core.server.purgatory import FetchPurgatory
+from broker_core.server.replication_barrier import as_coordinator_error, until_replicated
+from spate.protocol.errors import ErrorCode
+
+E = ErrorCode
+
+
+class _Leader:
+    """A led partition whose high watermark the test moves."""
+
+    def __init__(self, log_end_offset: int) -> None:
+        self.log_end_offset = log_end_offset
+        self.high_watermark = 0
+
+    def check_enough_replicas_reach_offset(self, offset: int) -> tuple[bool, ErrorCode]:
+        return self.high_watermark >= offset, E.NONE
+
+
+def _replicas(leader: _Leader | None) -> SimpleNamespace:
+    return SimpleNamespace(get=lambda topic, partition: leader, purgatory=FetchPurgatory())
+
+
+def test_the_wait_ends_when_the_high_watermark_reaches_the_log_end_as_it_was() -> None:
+    async def scenario() -> ErrorCode:
+        leader = _Leader(log_end_offset=7)
+        replicas = _replicas(leader)
+        waiting = asyncio.ensure_future(until_replicated(replicas, "__transaction_state", 0, 5_000))
+        await asyncio.sleep(0.01)
+        assert not waiting.done()
+        leader.log_end_offset = 9  # later writes do not extend the wait
+        leader.high_watermark = 7
+        replicas.purgatory.notify_append(("__transaction_state", 0))
+        return await asyncio.wait_for(waiting, 1)
+
+    assert asyncio.run(scenario()) == E.NONE
+
+
+def test_a_write_not_replicated_in_time_times_out() -> None:
+    result = asyncio.run(until_replicated(_replicas(_Leader(log_end_offset=3)), "__consumer_offsets", 1, 50))
+    assert result == E.REQUEST_TIMED_OUT
+
+
+def test_a_partition_no_longer_led_here_is_not_led() -> None:
+    assert asyncio.run(until_replicated(_replicas(None), "__consumer_offsets", 1, 50)) == E.NOT_LEADER_OR_FOLLOWER
+
+
+def test_clients_hear_kafkas_coordinator_errors() -> None:
+    assert as_coordinator_error(E.NONE) == E.NONE
+    assert as_coordinator_error(E.NOT_LEADER_OR_FOLLOWER) == E.NOT_COORDINATOR
+    for code in (E.REQUEST_TIMED_OUT, E.NOT_ENOUGH_REPLICAS, E.NOT_ENOUGH_REPLICAS_AFTER_APPEND):
+        assert as_coordinator_error(code) == E.COORDINATOR_NOT_AVAILABLE
