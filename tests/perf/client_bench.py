@@ -113,9 +113,9 @@ def spate_end_to_end(bootstrap: str, topic: str, records: int) -> tuple[float, f
     return float(p50), float(p99)
 
 
-def confluent_end_to_end(bootstrap: str, topic: str, records: int) -> tuple[float, float]:
+def confluent_end_to_end(bootstrap: str, topic: str, records: int, *, acks: str = "1") -> tuple[float, float]:
     """p50 and p99 (ms) of the same paced produce-and-poll loop, written with confluent-kafka."""
-    producer = ConfluentProducer({"bootstrap.servers": bootstrap, "acks": "1", "linger.ms": 0})
+    producer = ConfluentProducer({"bootstrap.servers": bootstrap, "acks": acks, "linger.ms": 0})
     consumer = ConfluentConsumer({"bootstrap.servers": bootstrap, "group.id": "client-bench",
                                   "enable.auto.commit": False, "fetch.wait.max.ms": 100})
     try:
