@@ -16,6 +16,8 @@ cannot reach the end, raises naming what was missing.
 
 from __future__ import annotations
 
+import bisect
+import logging
 import threading
 import time
 import uuid
@@ -25,6 +27,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaExcepti
 
 from tests.support.faults.history import WorkloadHistory, value_of
 
+CLIENT_LOG = logging.getLogger("tests.faults.rdkafka")
 DEFAULT_RATE = 200  # values per second
 DEFAULT_MAX_VALUES = 20_000
 READ_TIMEOUT_S = 60.0
@@ -49,6 +52,8 @@ class IdempotentWorkload:
         self._stop = threading.Event()
         self._pending: set[str] = set()
         self._next_seq = [0] * partitions
+        # When each partition's acknowledgements came (time.monotonic()), for the pauses a fault caused.
+        self._ack_times: list[list[float]] = [[] for _ in range(partitions)]
         self._producer = Producer({
             "bootstrap.servers": bootstrap,
             "enable.idempotence": True,
@@ -59,6 +64,8 @@ class IdempotentWorkload:
             "retry.backoff.ms": 100,
             "topic.metadata.refresh.interval.ms": 1000,
             "error_cb": self._on_error,
+            # librdkafka's connection complaints (expected while brokers die) go to logging, not stderr.
+            "logger": CLIENT_LOG,
             **(producer_config or {}),
         })
         self._thread = threading.Thread(target=self._run, name=f"workload-{topic}", daemon=True)
@@ -68,6 +75,9 @@ class IdempotentWorkload:
     def start(self) -> IdempotentWorkload:
         self._thread.start()
         return self
+
+    def running(self) -> bool:
+        return self._thread.is_alive()
 
     def acknowledged(self) -> int:
         with self._lock:
@@ -84,6 +94,13 @@ class IdempotentWorkload:
                     f"(fatal error: {self.history.fatal_error})"
                 )
             time.sleep(0.05)
+
+    def longest_pause(self, start: float, end: float) -> float:
+        """The longest time a partition went without an acknowledgement around ``start``..``end``
+        (``time.monotonic()`` instants): see :func:`longest_pause`."""
+        with self._lock:
+            times = [list(partition_times) for partition_times in self._ack_times]
+        return longest_pause(times, start, end, now=time.monotonic())
 
     def stop(self, flush_timeout_s: float = 60.0) -> WorkloadHistory:
         """Stop sending, wait (bounded) for outstanding delivery reports, and return the history."""
@@ -137,6 +154,7 @@ class IdempotentWorkload:
             self._pending.discard(value)
             if error is None:
                 self.history.acked[value] = message.offset()
+                self._ack_times[message.partition()].append(time.monotonic())
             else:
                 self.history.failed[value] = error.name()
 
@@ -146,16 +164,43 @@ class IdempotentWorkload:
                 self.history.fatal_error = self.history.fatal_error or f"{error.name()}: {error.str()}"
 
 
+def longest_pause(ack_times: list[list[float]], start: float, end: float, *, now: float) -> float:
+    """The longest stretch without an acknowledgement, over the partitions (each one's acknowledgement
+    instants in order), among the stretches overlapping ``start``..``end``: from the last acknowledgement
+    before ``start`` (or ``start``) to the next, and so on to the first one after ``end`` (or ``now``)."""
+    longest = 0.0
+    for times in ack_times:
+        first_after_start = bisect.bisect_right(times, start)
+        previous = times[first_after_start - 1] if first_after_start else start
+        for instant in times[first_after_start:]:
+            longest = max(longest, instant - previous)
+            previous = instant
+            if instant > end:
+                break
+        else:
+            longest = max(longest, now - previous)
+    return longest
+
+
 def read_committed(
     bootstrap: str, topic: str, partitions: int, *, timeout_s: float = READ_TIMEOUT_S
 ) -> dict[int, list[tuple[int, str]]]:
     """Every value of every partition, as (offset, value) in offset order, read with ``read_committed``
     from the log start to the end each partition had when the read began."""
+    return read_all(bootstrap, topic, partitions, isolation_level="read_committed", timeout_s=timeout_s)
+
+
+def read_all(
+    bootstrap: str, topic: str, partitions: int, *, isolation_level: str, timeout_s: float = READ_TIMEOUT_S
+) -> dict[int, list[tuple[int, str]]]:
+    """As :func:`read_committed`, at ``isolation_level`` (``read_uncommitted`` also returns what aborted
+    transactions wrote)."""
     consumer = Consumer({
         "bootstrap.servers": bootstrap,
         "group.id": f"fault-check-{uuid.uuid4().hex[:8]}",
         "enable.auto.commit": False,
-        "isolation.level": "read_committed",
+        "isolation.level": isolation_level,
+        "logger": CLIENT_LOG,
     })
     try:
         ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(partitions)}
