@@ -54,6 +54,8 @@ class ControllerContext:
     leadership: dict[TopicPartition, LeaderAndIsr] = field(default_factory=dict)
     partition_states: dict[TopicPartition, PartitionState] = field(default_factory=dict)
     replica_states: dict[PartitionReplica, ReplicaState] = field(default_factory=dict)
+    # Replicas whose broker is alive but whose log dir failed (answered KAFKA_STORAGE_ERROR), per broker.
+    replicas_on_offline_dirs: dict[int, set[TopicPartition]] = field(default_factory=dict)
     # target replicas of reassignments in progress
     reassignments: dict[TopicPartition, tuple[int, ...]] = field(default_factory=dict)
     topics_to_delete: set[str] = field(default_factory=set)
@@ -72,8 +74,15 @@ class ControllerContext:
         """Brokers that may take new leadership: alive and not shutting down."""
         return set(self.live_brokers) - self.shutting_down
 
-    def is_replica_online(self, broker_id: int) -> bool:
-        return broker_id in self.live_brokers
+    def is_replica_online(self, broker_id: int, partition: TopicPartition | None = None) -> bool:
+        """Its broker is alive and, for a given ``partition``, the replica's log dir has not failed."""
+        if broker_id not in self.live_brokers:
+            return False
+        return partition is None or partition not in self.replicas_on_offline_dirs.get(broker_id, ())
+
+    def offline_dir_replicas(self, partition: TopicPartition) -> set[int]:
+        """Live brokers whose replica of ``partition`` is on a failed log dir."""
+        return {b for b, partitions in self.replicas_on_offline_dirs.items() if partition in partitions}
 
     # --- topics and partitions -----------------------------------------------------------
 

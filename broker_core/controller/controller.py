@@ -122,6 +122,8 @@ class KafkaController:
             ev.PreferredReplicaElection: lambda e: self._on_preferred_election(),
             ev.ControlledShutdown: self._on_controlled_shutdown,
             ev.StopReplicaResponse: self._on_stop_replica_response,
+            ev.LeaderAndIsrResponse: self._on_leader_and_isr_response,
+            ev.LogDirEventNotification: lambda e: self._on_log_dir_event(),
             ev.AutoLeaderRebalance: lambda e: self._on_auto_leader_rebalance(),
         }
         while True:
@@ -164,6 +166,7 @@ class KafkaController:
         self._batch.send(
             self.context.epoch,
             on_stop_replica=lambda broker_id, errors: self._events.put(ev.StopReplicaResponse(broker_id, errors)),
+            on_leader_and_isr=lambda broker_id, errors: self._events.put(ev.LeaderAndIsrResponse(broker_id, errors)),
         )
 
     # --- failover --------------------------------------------------------------------------
@@ -186,7 +189,8 @@ class KafkaController:
         self.partitions.startup()
         self.deletion.resume()
         self._send()
-        for event in (ev.IsrChangeNotification(), ev.PartitionReassignment(), ev.PreferredReplicaElection()):
+        for event in (ev.IsrChangeNotification(), ev.LogDirEventNotification(), ev.PartitionReassignment(),
+                      ev.PreferredReplicaElection()):
             self._events.put(event)
         self._schedule_rebalance()
         logger.info(
@@ -252,6 +256,8 @@ class KafkaController:
 
     def _on_brokers_started(self, broker_ids: set[int]) -> None:
         context = self.context
+        for broker_id in broker_ids:  # a restarted broker says afresh, in its LeaderAndIsr answer, what it lost
+            context.replicas_on_offline_dirs.pop(broker_id, None)
         self._batch.add_update_metadata(context.live_or_shutting_down(), context.all_partitions())
         for broker_id in broker_ids:
             self._batch.mark_full(broker_id)
@@ -269,6 +275,8 @@ class KafkaController:
 
     def _on_brokers_failed(self, broker_ids: set[int]) -> None:
         context = self.context
+        for broker_id in broker_ids:
+            context.replicas_on_offline_dirs.pop(broker_id, None)
         context.shutting_down -= broker_ids
         led = [
             tp for tp, state in context.leadership.items()
@@ -335,14 +343,14 @@ class KafkaController:
         self.replicas.handle_state_changes(replicas, ReplicaState.NEW)
         for tp in partitions:
             if tp in context.leadership and context.partition_state(tp) is PartitionState.ONLINE:
-                live = [b for b in context.replicas_of(tp) if context.is_replica_online(b)]
+                live = [b for b in context.replicas_of(tp) if context.is_replica_online(b, tp)]
                 self._batch.add_leader_and_isr(live, tp, context.leadership[tp])
         self.partitions.trigger_online_partition_state_change(partitions)
         self.replicas.handle_state_changes(
-            [r for r in replicas if context.is_replica_online(r.broker_id)], ReplicaState.ONLINE
+            [r for r in replicas if context.is_replica_online(r.broker_id, r.partition)], ReplicaState.ONLINE
         )
         self.replicas.handle_state_changes(
-            [r for r in replicas if not context.is_replica_online(r.broker_id)], ReplicaState.OFFLINE
+            [r for r in replicas if not context.is_replica_online(r.broker_id, r.partition)], ReplicaState.OFFLINE
         )
         self._send()
 
@@ -362,6 +370,52 @@ class KafkaController:
     def _on_stop_replica_response(self, event: ev.StopReplicaResponse) -> None:
         self.deletion.on_stop_replica_response(event.broker_id, event.errors)
         self.reassignments.on_stop_replica_response(event.broker_id, event.errors)
+        self._send()
+
+    # --- log dir failures ---------------------------------------------------------------------
+
+    def _on_log_dir_event(self) -> None:
+        """Brokers whose log dir failed: ask each, with LeaderAndIsr for all its replicas, which it still holds
+        (Kafka's onBrokerLogDirFailure); the answers arrive as :class:`ev.LeaderAndIsrResponse`."""
+        context = self.context
+        notifications, malformed = self._zk.log_dir_event_notifications(watch=self._enqueue(ev.LogDirEventNotification()))
+        self._report(malformed)
+        brokers = {broker_id for _, broker_id in notifications if broker_id in context.live_brokers}
+        if brokers:
+            logger.warning("controller: log dirs failed on broker(s) %s", sorted(brokers))
+            replicas = [r for r in context.replicas_on(brokers) if context.replica_state(r) is ReplicaState.ONLINE]
+            self.replicas.handle_state_changes(replicas, ReplicaState.ONLINE)
+            self._send()
+        self._zk.remove_log_dir_event_notifications(name for name, _ in notifications)
+        self._zk.remove_log_dir_event_notifications(m.path.rsplit("/", 1)[-1] for m in malformed)
+
+    def _on_leader_and_isr_response(self, event: ev.LeaderAndIsrResponse) -> None:
+        """Replicas a broker answered KAFKA_STORAGE_ERROR for are on a failed log dir: they go offline (out of
+        the ISR, leadership moved); those it answered NONE for are back (Kafka's LeaderAndIsrResponseReceived)."""
+        context = self.context
+        if event.broker_id not in context.live_brokers:
+            return
+        previous = context.replicas_on_offline_dirs.get(event.broker_id, set())
+        failed = {tp for tp, code in event.errors.items() if code == ErrorCode.KAFKA_STORAGE_ERROR}
+        held = {tp for tp, code in event.errors.items() if code == ErrorCode.NONE}
+        current = (previous - held) | failed
+        if current:
+            context.replicas_on_offline_dirs[event.broker_id] = current
+        else:
+            context.replicas_on_offline_dirs.pop(event.broker_id, None)
+        new = sorted(current - previous)
+        if not new:
+            return
+        logger.warning("controller: replicas of %s on broker %d are on a failed log dir: offline",
+                       ", ".join(map(str, new)), event.broker_id)
+        led = [tp for tp in new if tp in context.leadership and context.leadership[tp].leader == event.broker_id
+               and not context.is_deleting(tp.topic)]
+        self.partitions.handle_state_changes(led, PartitionState.OFFLINE)
+        self.partitions.trigger_online_partition_state_change()
+        replicas = [PartitionReplica(tp, event.broker_id) for tp in new if tp in context.assignments
+                    and context.replica_state(PartitionReplica(tp, event.broker_id)) is not ReplicaState.NON_EXISTENT]
+        self.replicas.handle_state_changes(replicas, ReplicaState.OFFLINE)
+        self._batch.add_update_metadata(context.live_or_shutting_down(), new)
         self._send()
 
     # --- ISR changes, reassignment, preferred leaders -------------------------------------------

@@ -68,5 +68,16 @@ class StopReplicaResponse(ControllerEvent):
 
 
 @dataclass(frozen=True)
+class LeaderAndIsrResponse(ControllerEvent):
+    broker_id: int
+    errors: dict[TopicPartition, int] = field(compare=False)
+
+
+@dataclass(frozen=True)
+class LogDirEventNotification(ControllerEvent):
+    """Brokers left notifications that a log dir of theirs failed."""
+
+
+@dataclass(frozen=True)
 class AutoLeaderRebalance(ControllerEvent):
     """Time to move leadership back to preferred replicas where brokers lead too little."""

@@ -174,14 +174,16 @@ class PartitionStateMachine:
     def _elect(self, tp: TopicPartition, current: LeaderAndIsr, strategy: ElectionStrategy) -> elections.Election:
         context = self._context
         assignment = context.replicas_of(tp)
-        live = context.electable_brokers()
+        # A replica whose log dir failed holds nothing to lead with.
+        offline = context.offline_dir_replicas(tp)
+        live = context.electable_brokers() - offline
         if strategy is ElectionStrategy.REASSIGNMENT:
             return elections.reassignment_election(context.reassignments.get(tp, assignment), current.isr, live)
         if strategy is ElectionStrategy.PREFERRED:
             return elections.preferred_replica_election(assignment, current.isr, live)
         if strategy is ElectionStrategy.CONTROLLED_SHUTDOWN:
             return elections.controlled_shutdown_election(
-                assignment, current.isr, context.live_or_shutting_down(), context.shutting_down
+                assignment, current.isr, context.live_or_shutting_down() - offline, context.shutting_down
             )
         clean = elections.offline_partition_election(assignment, current.isr, live, unclean_allowed=False)
         if clean.elected or not any(r in live for r in assignment):
@@ -195,7 +197,7 @@ class PartitionStateMachine:
         context = self._context
         context.leadership[tp] = leadership
         context.partition_states[tp] = PartitionState.ONLINE
-        replicas = [r for r in context.replicas_of(tp) if r in context.live_brokers]
+        replicas = [r for r in context.replicas_of(tp) if context.is_replica_online(r, tp)]
         self._batch.add_leader_and_isr(replicas, tp, leadership, is_new=is_new)
 
     @staticmethod

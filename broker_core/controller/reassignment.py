@@ -205,7 +205,7 @@ class ReassignmentManager:
             raise error
         leadership = LeaderAndIsr(new.leader, new.leader_epoch, new.isr, new.controller_epoch, versions[tp])
         context.leadership[tp] = leadership
-        live = [b for b in context.replicas_of(tp) if context.is_replica_online(b)]
+        live = [b for b in context.replicas_of(tp) if context.is_replica_online(b, tp)]
         self._batch.add_leader_and_isr(live, tp, leadership)
 
     def _write_assignment(self, topic: str) -> None:

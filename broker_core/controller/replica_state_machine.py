@@ -46,7 +46,7 @@ class ReplicaStateMachine:
         for replica in context.replicas_for(context.all_partitions()):
             if context.is_deleting(replica.partition.topic):
                 context.replica_states[replica] = ReplicaState.DELETION_INELIGIBLE
-            elif context.is_replica_online(replica.broker_id):
+            elif context.is_replica_online(replica.broker_id, replica.partition):
                 context.replica_states[replica] = ReplicaState.ONLINE
                 online.append(replica)
             else:
@@ -81,7 +81,7 @@ class ReplicaStateMachine:
             if context.replica_state(replica) is ReplicaState.NEW:
                 continue  # a new partition's replicas heard of it when it got its first leader
             leadership = context.leadership.get(replica.partition)
-            if leadership is not None and context.is_replica_online(replica.broker_id):
+            if leadership is not None and context.is_replica_online(replica.broker_id, replica.partition):
                 self._batch.add_leader_and_isr([replica.broker_id], replica.partition, leadership)
 
     def _offline(self, replicas: list[PartitionReplica]) -> None:
@@ -119,7 +119,7 @@ class ReplicaStateMachine:
             state = writes[tp][0]
             leadership = LeaderAndIsr(state.leader, state.leader_epoch, state.isr, state.controller_epoch, version)
             context.leadership[tp] = leadership
-            live = [r for r in context.replicas_of(tp) if context.is_replica_online(r)]
+            live = [r for r in context.replicas_of(tp) if context.is_replica_online(r, tp)]
             if leadership.leader != NO_LEADER:
                 self._batch.add_leader_and_isr(live, tp, leadership)
             else:

@@ -37,7 +37,9 @@ STOP_REPLICA_VERSION = 3
 # UpdateMetadata's leader for a partition whose topic is being deleted (Kafka's LeaderDuringDelete).
 LEADER_DURING_DELETE = -2
 
+# (broker id, error code per partition named in the request)
 StopReplicaCallback = Callable[[int, dict[TopicPartition, int]], None]
+LeaderAndIsrCallback = Callable[[int, dict[TopicPartition, int]], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,13 +87,14 @@ class ControllerRequestBatch:
         self._metadata_brokers.update(b for b in broker_ids if b >= 0)
         self._metadata_partitions.update(partitions)
 
-    def send(self, epoch: int, *, on_stop_replica: StopReplicaCallback | None = None) -> None:
+    def send(self, epoch: int, *, on_stop_replica: StopReplicaCallback | None = None,
+             on_leader_and_isr: LeaderAndIsrCallback | None = None) -> None:
         """Queue every collected request to its broker, then start a fresh batch."""
         try:
             for broker_id, entries in self._stop_replica.items():
                 self._send_stop_replica(epoch, broker_id, entries, on_stop_replica)
             for broker_id, entries in self._leader_and_isr.items():
-                self._send_leader_and_isr(epoch, broker_id, entries)
+                self._send_leader_and_isr(epoch, broker_id, entries, on_leader_and_isr)
             if self._metadata_brokers:
                 self._send_update_metadata(epoch)
         finally:
@@ -103,7 +106,8 @@ class ControllerRequestBatch:
 
     # --- building requests ---------------------------------------------------------------
 
-    def _send_leader_and_isr(self, epoch: int, broker_id: int, entries: dict[TopicPartition, _LeaderAndIsrEntry]) -> None:
+    def _send_leader_and_isr(self, epoch: int, broker_id: int, entries: dict[TopicPartition, _LeaderAndIsrEntry],
+                             on_response: LeaderAndIsrCallback | None) -> None:
         R = LeaderAndIsrRequest
         leaders = {entry.leadership.leader for entry in entries.values()}
         topic_states = [
@@ -131,8 +135,20 @@ class ControllerRequestBatch:
             "controller: LeaderAndIsr to broker %d for %d partition(s) at controller epoch %d",
             broker_id, len(entries), epoch,
         )
-        self._channel.send(broker_id, ApiKey.LEADER_AND_ISR, LEADER_AND_ISR_VERSION, body,
-                           lambda response: _log_leader_and_isr_errors(broker_id, response))
+        names = {topic_id: name for name, topic_id in self._context.topic_ids.items()}
+
+        def answered(response: Any) -> None:
+            _log_leader_and_isr_errors(broker_id, response)
+            if on_response is None:
+                return
+            if response.error_code != ErrorCode.NONE:
+                errors = {tp: response.error_code for tp in entries}
+            else:
+                errors = {TopicPartition(names[topic.topic_id], p.partition_index): p.error_code
+                          for topic in response.topics if topic.topic_id in names for p in topic.partition_errors}
+            on_response(broker_id, errors)
+
+        self._channel.send(broker_id, ApiKey.LEADER_AND_ISR, LEADER_AND_ISR_VERSION, body, answered)
 
     @staticmethod
     def _partition_state(tp: TopicPartition, entry: _LeaderAndIsrEntry) -> Any:
@@ -204,7 +220,7 @@ class ControllerRequestBatch:
             isr=list(leadership.isr) if leadership else [],
             zk_version=leadership.zk_version if leadership else -1,
             replicas=list(replicas),
-            offline_replicas=[r for r in replicas if not context.is_replica_online(r)],
+            offline_replicas=[r for r in replicas if not context.is_replica_online(r, tp)],
         )
 
     def _live_leader(self, leadership: LeaderAndIsr | None) -> int:

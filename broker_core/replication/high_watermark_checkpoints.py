@@ -21,15 +21,17 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from broker_core.storage.checkpoint import OffsetCheckpointFile
-from broker_core.storage.errors import StorageError
+from broker_core.storage.errors import LogDirError, StorageError
 from broker_core.storage.files import REPLICATION_OFFSET_CHECKPOINT
+from broker_core.storage.log_dir_failures import LogDirFailureChannel
 from spate.structs import TopicPartition
 
 logger = logging.getLogger(__name__)
 
 
 class HighWatermarkCheckpoints:
-    def __init__(self, log_dirs: Iterable[Path]) -> None:
+    def __init__(self, log_dirs: Iterable[Path], failures: LogDirFailureChannel | None = None) -> None:
+        self._failures = failures
         self._files = {Path(d): OffsetCheckpointFile(Path(d) / REPLICATION_OFFSET_CHECKPOINT) for d in log_dirs}
         self._saved: dict[TopicPartition, int] = {}
         for log_dir, checkpoint in self._files.items():
@@ -48,5 +50,12 @@ class HighWatermarkCheckpoints:
         for partition_dir, tp, high_watermark in high_watermarks:
             by_dir.setdefault(partition_dir.parent, {})[tp] = high_watermark
         for log_dir, entries in by_dir.items():
+            if self._failures is not None and self._failures.is_offline(log_dir):
+                continue
             checkpoint = self._files.get(log_dir) or OffsetCheckpointFile(log_dir / REPLICATION_OFFSET_CHECKPOINT)
-            checkpoint.write(entries)
+            try:
+                checkpoint.write(entries)
+            except LogDirError as exc:
+                if self._failures is None:
+                    raise
+                self._failures.report(log_dir, exc)

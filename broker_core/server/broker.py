@@ -26,6 +26,7 @@ import dataclasses
 import logging
 import socket
 import time
+from pathlib import Path
 from typing import Any, Callable
 
 from broker_core.cluster.endpoint import EndPoint
@@ -60,6 +61,7 @@ from broker_core.server.txn_marker_channel import TxnMarkerChannel
 from broker_core.server.txn_marker_writer import BrokerMarkerWriter
 from broker_core.server.zk_admin_manager import ZkAdminManager
 from broker_core.storage.config import LogConfig
+from broker_core.storage.errors import LogDirError
 from broker_core.storage.log_manager import LogManager
 from spate.protocol.internal_records.consumer_offsets import CONSUMER_OFFSETS_TOPIC
 from spate.protocol.versions import ADVERTISED_VERSIONS
@@ -110,8 +112,6 @@ class Broker:
     async def start(self) -> None:
         config = self.config
         self._loop = asyncio.get_running_loop()
-        for log_dir in config.log_dirs:
-            log_dir.mkdir(parents=True, exist_ok=True)
         topic_configs: dict[str, dict[str, str]] = {}
         if self.cluster_mode:
             self.membership = ClusterMembership(
@@ -135,6 +135,8 @@ class Broker:
             node_id=config.node_id, log_manager=log_manager, broker_config=config, clock=self._clock,
             purgatory=FetchPurgatory(),
         )
+        # Reported from inside a log operation: handled on the loop's next turn, once that operation has failed.
+        log_manager.failures.on_failure = lambda log_dir: self._call_soon(lambda: self._on_log_dir_failure(log_dir))
         # Bind before registering so an ephemeral port (0) is advertised correctly.
         await self._socket_server.bind()
         endpoints = self._socket_server.advertised_endpoints()
@@ -300,6 +302,19 @@ class Broker:
             logger.info("reloaded the config overrides of topic %s: %s", topic, configs)
 
         self._call_soon(apply)
+
+    def _on_log_dir_failure(self, log_dir: Path) -> None:
+        """A log dir failed I/O: its partitions go offline here, the controller moves their leadership; with
+        no log dir left the broker stops (Kafka halts it)."""
+        gone = self.replicas.handle_log_dir_failure(log_dir)
+        logger.error("log dir %s failed: %d partition(s) offline on broker %d: %s", log_dir, len(gone),
+                     self.config.node_id, ", ".join(f"{topic}-{index}" for topic, index in gone) or "none")
+        if not self.replicas.log_manager.failures.live_dirs:
+            self._fatal = self._fatal or LogDirError(log_dir, "every log dir of this broker has failed")
+            self.request_stop()
+        elif self.membership is not None:
+            self._background.append(asyncio.create_task(
+                asyncio.to_thread(self.membership.report_log_dir_failure), name="log-dir-event"))
 
     def _fail_from_thread(self, exc: BaseException) -> None:
         def fail() -> None:

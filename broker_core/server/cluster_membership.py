@@ -32,6 +32,7 @@ from broker_core.cluster.metadata_store import BrokerRegistration, ChangeKind, M
 from broker_core.cluster.zk.admin_zk import AdminZkClient
 from broker_core.cluster.zk.client import ZkClientConfig, ZkSession
 from broker_core.cluster.zk.controller_election import ControllerElection, Leadership
+from broker_core.cluster.zk.partition_state_zk import PartitionStateZk
 from broker_core.cluster.zk.store import ZkMetadataStore
 from broker_core.cluster.zk.znodes.brokers import BrokerIdZNode
 from broker_core.cluster.zk.znodes.controller import ControllerZNode
@@ -162,6 +163,14 @@ class ClusterMembership:
             except UnknownTopicError:
                 found[topic] = {}
         return found
+
+    def report_log_dir_failure(self) -> None:
+        """Tell the controller (blocking) that a log dir of this broker failed; a failure to is only logged:
+        the replicas stay offline here and answer KAFKA_STORAGE_ERROR, and the next LeaderAndIsr learns it."""
+        try:
+            PartitionStateZk(self.session).notify_log_dir_failure(self.broker_id)
+        except Exception as exc:
+            logger.error("cannot tell the controller that a log dir of broker %d failed: %s", self.broker_id, exc)
 
     async def find_controller(self, cache: MetadataView) -> BrokerRegistration | None:
         """The active controller's endpoint: the cache's, else ``/controller`` and its registration."""

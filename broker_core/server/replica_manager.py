@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from pathlib import Path
 from typing import Callable, Iterator, Protocol, Sequence
 
 from broker_core.config.broker_config import BrokerConfig
@@ -30,6 +31,7 @@ from broker_core.replication.partition import NO_LEADER, Partition
 from broker_core.replication.replica_fetcher_manager import ReplicaFetcherConfig, ReplicaFetcherManager
 from broker_core.server.purgatory import FetchPurgatory
 from broker_core.storage.config import LogConfig
+from broker_core.storage.errors import LogDirError
 from broker_core.storage.unified_log import UnifiedLog
 from spate.structs import TopicPartition
 
@@ -69,7 +71,9 @@ class ReplicaManager:
         self._leaders: set[PartitionKey] = set()
         self._topic_ids: dict[str, uuid.UUID] = {}
         self._listeners: list[LeadershipListener] = []
-        self._high_watermarks = HighWatermarkCheckpoints(log_manager.log_dirs)
+        self._high_watermarks = HighWatermarkCheckpoints(log_manager.log_dirs, log_manager.failures)
+        # Partitions whose log dir failed: their requests answer KAFKA_STORAGE_ERROR until a restart.
+        self._offline: set[PartitionKey] = set()
         # Replicates the partitions followed here from their leaders.
         self.fetchers = ReplicaFetcherManager(
             node_id=node_id, config=ReplicaFetcherConfig.from_broker_config(broker_config),
@@ -95,6 +99,7 @@ class ReplicaManager:
         replicas: Sequence[int] = (),
         partition_epoch: int | None = None,
         controller_epoch: int | None = None,
+        is_new: bool = True,
     ) -> Partition:
         """Open (or create) the partition's log and lead it at ``leader_epoch`` with the controller's ISR.
 
@@ -105,7 +110,7 @@ class ReplicaManager:
         self.fetchers.remove_fetcher_for_partitions([TopicPartition(topic, index)])
         partition = self._partitions.get(key)
         if partition is None:
-            partition = self._open(topic, index, leader_epoch, topic_configs)
+            partition = self._open(topic, index, leader_epoch, topic_configs, is_new=is_new)
         partition.make_leader(
             leader_epoch, isr=tuple(isr) or None, replicas=tuple(replicas) or None, partition_epoch=partition_epoch,
             controller_epoch=controller_epoch, now_ms=self._clock(),
@@ -127,6 +132,7 @@ class ReplicaManager:
         isr: Sequence[int] = (),
         replicas: Sequence[int] = (),
         partition_epoch: int | None = None,
+        is_new: bool = True,
     ) -> Partition:
         """Follow ``leader_id`` at ``leader_epoch``: clients are told NOT_LEADER_OR_FOLLOWER, a fetcher replicates.
 
@@ -144,7 +150,7 @@ class ReplicaManager:
         self.fetchers.remove_fetcher_for_partitions([tp])
         partition = self._partitions.get(key)
         if partition is None:
-            partition = self._open(topic, index, leader_epoch, topic_configs, as_follower=True)
+            partition = self._open(topic, index, leader_epoch, topic_configs, as_follower=True, is_new=is_new)
         partition.make_follower(leader_id, leader_epoch, isr=tuple(isr), replicas=tuple(replicas),
                                 partition_epoch=partition_epoch)
         if key in self._leaders:
@@ -181,13 +187,40 @@ class ReplicaManager:
             self._topic_ids.pop(topic, None)
         self.purgatory.notify_append(key)
 
+    def handle_log_dir_failure(self, log_dir: Path) -> list[PartitionKey]:
+        """Take every partition of the failed ``log_dir`` offline here (Kafka's handleLogDirFailure).
+
+        They stop replicating, leave the leaders, wake their parked requests
+        (which answer KAFKA_STORAGE_ERROR now) and are announced as stopped,
+        so the coordinators unload what they held; their logs close. The
+        controller, told separately, moves leadership to other replicas.
+        """
+        keys = [key for key, partition in self._partitions.items() if partition.log.directory.parent == log_dir]
+        self.fetchers.remove_fetcher_for_partitions([TopicPartition(*key) for key in keys])
+        for key in keys:
+            self._partitions.pop(key)
+            self._leaders.discard(key)
+        gone = set(keys) | {(tp.topic, tp.partition) for tp in self.log_manager.take_offline(log_dir)}
+        self._offline |= gone
+        for key in keys:
+            self.purgatory.notify_append(key)
+        self.shutdown_idle_fetchers()
+        self.announce(stopped=keys)
+        return sorted(gone)
+
+    def is_offline(self, topic: str, index: int) -> bool:
+        """Whether the partition's log is in a log dir that failed."""
+        return (topic, index) in self._offline
+
     def shutdown_idle_fetchers(self) -> None:
         self.fetchers.shutdown_idle_fetchers()
 
     def _open(
-        self, topic: str, index: int, leader_epoch: int, topic_configs: dict[str, str], *, as_follower: bool = False
+        self, topic: str, index: int, leader_epoch: int, topic_configs: dict[str, str], *, as_follower: bool = False,
+        is_new: bool = True,
     ) -> Partition:
-        local_log = self.log_manager.get_or_create_log(topic, index, self.log_config_for(topic_configs))
+        local_log = self.log_manager.get_or_create_log(topic, index, self.log_config_for(topic_configs),
+                                                       is_new=is_new)
         log = UnifiedLog(
             local_log,
             clock=self._clock,
@@ -291,7 +324,10 @@ class ReplicaManager:
 
     def checkpoint_all(self) -> None:
         for partition in self:
-            partition.checkpoint()
+            try:
+                partition.checkpoint()
+            except LogDirError as exc:  # reported: its dir goes offline
+                logger.warning("checkpoint of %r failed: %s", partition, exc)
         self.log_manager.checkpoint()
         self.checkpoint_high_watermarks()
 

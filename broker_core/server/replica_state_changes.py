@@ -7,6 +7,10 @@ Kafka's ``ReplicaManager.becomeLeaderOrFollower``, ``stopReplicas`` and
   refused whole (STALE_CONTROLLER_EPOCH); one naming an older epoch of this
   broker's registration is refused whole too (STALE_BROKER_EPOCH; -1 means
   "do not check");
+* LeaderAndIsr answers KAFKA_STORAGE_ERROR for a partition whose log dir
+  failed here (whatever its epoch: that is how the controller learns which
+  replicas a failed log dir took), and for one whose log is not found while
+  a log dir is offline, unless the partition is new;
 * LeaderAndIsr changes a partition only for a leader epoch newer than the
   one hosted here (an equal or older one: STALE_CONTROLLER_EPOCH), only if
   this broker is one of its replicas (else UNKNOWN_TOPIC_OR_PARTITION), and
@@ -143,6 +147,9 @@ class ReplicaStateChanges:
 
     def _accepts(self, entry: _LeaderAndIsrEntry, outcome: StateChangeOutcome) -> bool:
         tp, state = entry.tp, entry.state
+        if self._replicas.is_offline(tp.topic, tp.partition):
+            outcome.partitions[tp] = ErrorCode.KAFKA_STORAGE_ERROR
+            return False
         known_id = self._replicas.topic_id(tp.topic)
         if entry.topic_id is not None and known_id is not None and entry.topic_id != known_id:
             logger.error("LeaderAndIsr for %s names topic id %s, but the hosted topic has %s", tp, entry.topic_id,
@@ -188,7 +195,8 @@ class ReplicaStateChanges:
     ) -> bool | None:
         """Lead or follow the partition; True for leader, False for follower, None if it failed."""
         tp, state = entry.tp, entry.state
-        shared = dict(isr=tuple(state.isr), replicas=tuple(state.replicas), partition_epoch=state.partition_epoch)
+        shared = dict(isr=tuple(state.isr), replicas=tuple(state.replicas), partition_epoch=state.partition_epoch,
+                      is_new=bool(state.is_new))
         try:
             if state.leader == self._node_id:
                 self._replicas.make_leader(

@@ -42,6 +42,7 @@ from broker_core.storage.errors import AppendTooLargeError, LogClosedError, LogD
 from broker_core.storage.fetch_slice import FetchSlice
 from broker_core.storage.files import TopicPartition, parse_partition_dir_name
 from broker_core.storage.loader import LoadedLog, load_log
+from broker_core.storage.log_dir_failures import LogDirFailureChannel, reports_io_errors
 from broker_core.storage.log_flusher import LogFlusher
 from broker_core.storage.log_validator import AppendInfo, ValidatedAppend, validate_append
 from broker_core.storage.pending_deletes import PendingDeletes
@@ -69,6 +70,8 @@ class LocalLog:
         self._pending = PendingDeletes()
         self._closed = False
         self.topic_partition: TopicPartition | None = parse_partition_dir_name(directory.name)
+        # Hears of I/O errors (set by the log manager); None: errors are only raised.
+        self.failures: LogDirFailureChannel | None = None
 
     @classmethod
     def open(
@@ -178,6 +181,7 @@ class LocalLog:
         )
         return self.append_validated(validated, now_ms=now)
 
+    @reports_io_errors
     def append_validated(self, staged: ValidatedAppend, *, now_ms: int) -> AppendInfo:
         """Append batches ``validate_append`` checked against this log's end; return what was written.
 
@@ -194,10 +198,7 @@ class LocalLog:
         if size > config.segment_bytes:
             raise AppendTooLargeError(size, config.segment_bytes)
         segment = self._maybe_roll(size, staged.first_offset, staged.last_offset, now_ms)
-        try:
-            segment.append(staged.data, staged.headers, now_ms=now_ms)
-        except OSError as exc:
-            raise LogDirError(segment.log_path, f"append failed: {exc.strerror or exc}") from exc
+        segment.append(staged.data, staged.headers, now_ms=now_ms)
         self._next_offset = staged.last_offset + 1
         if self.unflushed_messages >= config.flush_messages:
             self.flush()
@@ -210,6 +211,7 @@ class LocalLog:
             return self._roll(first_offset)
         return segment
 
+    @reports_io_errors
     def roll(self) -> SegmentInfo:
         """Start a new active segment at the log end offset (no-op on an empty active segment)."""
         self._check_open()
@@ -243,6 +245,7 @@ class LocalLog:
 
     # ----------------------------------------------------------------- read
 
+    @reports_io_errors
     def read(
         self, start_offset: int, max_bytes: int, *, max_offset: int | None = None, min_one_batch: bool = True
     ) -> FetchSlice:
@@ -268,6 +271,7 @@ class LocalLog:
 
     # ------------------------------------------------- aborted transactions
 
+    @reports_io_errors
     def append_aborted_txn(self, txn: AbortedTxn) -> None:
         """Index an aborted transaction in the segment holding its marker (``txn.last_offset``).
 
@@ -321,6 +325,7 @@ class LocalLog:
 
     # ----------------------------------------------------------- truncation
 
+    @reports_io_errors
     def truncate_to(self, offset: int) -> bool:
         """Drop every batch reaching ``offset`` or beyond; return whether anything went.
 
@@ -352,6 +357,7 @@ class LocalLog:
         self._flusher.sync_directory()
         return True
 
+    @reports_io_errors
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Remove every segment and continue empty at ``offset``."""
         self._check_open()
@@ -382,11 +388,13 @@ class LocalLog:
         self._apply_retention(self._clock(), None, policy=RetentionPolicy(-1, -1, delete_enabled=False))
         return True
 
+    @reports_io_errors
     def delete_records_before(self, offset: int) -> int:
         """DeleteRecords: make ``offset`` the first readable one; return the log start offset."""
         self.maybe_increment_log_start_offset(offset)
         return self._log_start_offset
 
+    @reports_io_errors
     def delete_old_segments(self, now_ms: int | None = None, *, high_watermark: int | None = None) -> int:
         """Apply retention (time, size, log start offset); return segments deleted.
 
@@ -424,17 +432,20 @@ class LocalLog:
             self._pending.retire(segment, due)
         self._flusher.mark_directory_dirty()
 
+    @reports_io_errors
     def run_pending_deletes(self, now_ms: int | None = None) -> int:
         """Delete the files of removed segments whose delay has passed; return how many."""
         return self._pending.run(self._clock() if now_ms is None else now_ms)
 
     # ---------------------------------------------------------------- flush
 
+    @reports_io_errors
     def flush(self, up_to_offset: int | None = None) -> None:
         """fsync every segment holding offsets below ``up_to_offset`` (default: all)."""
         self._check_open()
         self._flusher.flush(self._next_offset if up_to_offset is None else min(up_to_offset, self._next_offset))
 
+    @reports_io_errors
     def flush_if_due(self, now_ms: int) -> bool:
         """Apply ``flush.ms``: flush when unflushed data waited that long."""
         if self._closed or self.unflushed_messages == 0:
@@ -444,6 +455,7 @@ class LocalLog:
         self.flush()
         return True
 
+    @reports_io_errors
     def flush_rolled_segments(self) -> bool:
         """fsync segments that rolled since the last flush (up to the active segment)."""
         if self._closed:
@@ -486,6 +498,12 @@ class LocalLog:
             raise LogDirError(self._dir, f"cannot rename to {new_directory.name}: {exc.strerror or exc}") from exc
         self._dir = new_directory
         self._closed = True
+
+    def _io_failed(self, exc: OSError | LogDirError, action: str) -> LogDirError:
+        error = exc if isinstance(exc, LogDirError) else LogDirError(self._dir, f"{action} failed: {exc.strerror or exc}")
+        if self.failures is not None:
+            self.failures.report(self._dir, error)
+        return error
 
     def _check_open(self) -> None:
         if self._closed:

@@ -13,18 +13,25 @@ Per log dir, ``recovery-point-offset-checkpoint`` and
 start offset; they are rewritten by ``checkpoint()`` (to be scheduled by the
 broker) and on ``shutdown()``.
 
+A log dir that fails I/O goes offline (``failures``, see
+``log_dir_failures``): its logs are closed and dropped by
+:meth:`LogManager.take_offline`, and no log, checkpoint or marker is
+written there again until the broker restarts. A log dir unusable at start
+is offline from the start, unless every log dir is.
+
 Concurrency: like ``LocalLog``, the manager is used from one thread.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from broker_core.storage.checkpoint import OffsetCheckpointFile
 from broker_core.storage.config import LogConfig
@@ -42,6 +49,7 @@ from broker_core.storage.files import (
 )
 from broker_core.storage.fs import write_atomically
 from broker_core.storage.local_log import Clock, LocalLog
+from broker_core.storage.log_dir_failures import LogDirFailureChannel
 
 _log = logging.getLogger(__name__)
 
@@ -63,14 +71,15 @@ class LogManager:
         clock: Clock,
         topic_config: Callable[[str], LogConfig | None] | None = None,
         unique_id: Callable[[], str] | None = None,
+        failures: LogDirFailureChannel | None = None,
     ) -> None:
         """Load every log found under ``log_dirs``.
 
         ``topic_config`` gives a topic's own config (None: the default);
         ``unique_id`` names directories of deleted partitions.
-        Raises ``LogDirError`` for a log dir that is not a usable directory or
-        a partition present in two log dirs, ``CorruptCheckpointError`` for an
-        unparsable checkpoint file.
+        Raises ``LogDirError`` when no log dir is a usable directory or a
+        partition is present in two log dirs, ``CorruptCheckpointError`` for
+        an unparsable checkpoint file.
         """
         if not log_dirs:
             raise ValueError("at least one log dir is needed")
@@ -85,11 +94,20 @@ class LogManager:
         self._logs: dict[TopicPartition, LocalLog] = {}
         self._deleting: list[_PendingLogDelete] = []
         self._shut_down = False
+        self.failures = failures or LogDirFailureChannel(resolved)
+        unusable = []
         for log_dir in self._dirs:
-            self._check_log_dir(log_dir)
-        for log_dir in self._dirs:
+            try:
+                self._check_log_dir(log_dir)
+            except LogDirError as exc:
+                unusable.append(exc)
+        if len(unusable) == len(self._dirs):
+            raise unusable[0]
+        for exc in unusable:
+            self.failures.report(exc.path, exc)
+        for log_dir in self._live_dirs():
             self._load_log_dir(log_dir)
-        for log_dir in self._dirs:
+        for log_dir in self._live_dirs():
             (log_dir / CLEAN_SHUTDOWN_FILE).unlink(missing_ok=True)
 
     # --------------------------------------------------------------- loading
@@ -127,14 +145,21 @@ class LogManager:
                 raise LogDirError(
                     Path(entry.path), f"partition {tp} is also in {self._logs[tp].directory.parent}"
                 )
-            self._logs[tp] = LocalLog.open(
+            self._logs[tp] = self._watched(LocalLog.open(
                 Path(entry.path),
                 self._config_for(tp.topic),
                 clock=self._clock,
                 recovery_point=recovery_points.get(tp, 0),
                 log_start_offset=log_starts.get(tp),
                 had_clean_shutdown=clean,
-            )
+            ))
+
+    def _watched(self, log: LocalLog) -> LocalLog:
+        log.failures = self.failures
+        return log
+
+    def _live_dirs(self) -> list[Path]:
+        return self.failures.live_dirs
 
     def _config_for(self, topic: str) -> LogConfig:
         config = self._topic_config(topic)
@@ -152,10 +177,15 @@ class LogManager:
     def all_logs(self) -> dict[TopicPartition, LocalLog]:
         return dict(self._logs)
 
-    def get_or_create_log(self, topic: str, partition: int, config: LogConfig | None = None) -> LocalLog:
-        """The partition's log, created in the least loaded log dir when absent.
+    def get_or_create_log(
+        self, topic: str, partition: int, config: LogConfig | None = None, *, is_new: bool = True
+    ) -> LocalLog:
+        """The partition's log, created in the least loaded live log dir when absent.
 
-        A ``config`` given for an existing log replaces its config.
+        A ``config`` given for an existing log replaces its config. A log
+        that should exist already (not ``is_new``) is not created while a log
+        dir is offline: the offline dir may hold it, and an empty new log
+        would pass for it (``LogDirError``, KAFKA_STORAGE_ERROR).
         """
         self._check_running()
         tp = TopicPartition(topic, partition)
@@ -164,11 +194,33 @@ class LogManager:
             if config is not None and config != existing.config:
                 existing.update_config(config)
             return existing
+        offline, live = self.failures.offline_dirs, self._live_dirs()
+        if offline and not is_new:
+            raise LogDirError(offline[0], f"the log of {tp} is not in a live log dir; offline: "
+                                          f"{', '.join(map(str, offline))}")
+        if not live:
+            raise LogDirError(self._dirs[0], f"cannot create the log of {tp}: every log dir is offline")
         name = partition_dir_name(tp)
-        log_dir = min(self._dirs, key=lambda d: sum(1 for log in self._logs.values() if log.directory.parent == d))
-        log = LocalLog.open(log_dir / name, config or self._config_for(topic), clock=self._clock)
+        log_dir = min(live, key=lambda d: sum(1 for log in self._logs.values() if log.directory.parent == d))
+        try:
+            log = self._watched(LocalLog.open(log_dir / name, config or self._config_for(topic), clock=self._clock))
+        except LogDirError as exc:
+            self.failures.report(log_dir, exc)
+            raise
         self._logs[tp] = log
         return log
+
+    def take_offline(self, log_dir: Path) -> list[TopicPartition]:
+        """Drop and close (as far as the failed dir allows) every log in the offline ``log_dir``."""
+        gone = sorted(tp for tp, log in self._logs.items() if log.directory.parent == log_dir)
+        for tp in gone:
+            log = self._logs.pop(tp)
+            try:
+                log.close()
+            except Exception as exc:  # the dir failed: what is left of the log stays as it is
+                _log.warning("closing %s in the failed log dir %s: %s", tp, log_dir, exc)
+        self._deleting = [p for p in self._deleting if p.log.directory.parent != log_dir]
+        return gone
 
     def update_topic_config(self, topic: str, config: LogConfig) -> None:
         for tp, log in self._logs.items():
@@ -201,7 +253,8 @@ class LogManager:
         deleted = 0
         for tp, log in list(self._logs.items()):
             bound = high_watermark(tp) if high_watermark is not None else None
-            deleted += log.delete_old_segments(now, high_watermark=bound)
+            with _reported_already():
+                deleted += log.delete_old_segments(now, high_watermark=bound)
         return deleted
 
     def flush_dirty(self, now_ms: int | None = None) -> int:
@@ -209,15 +262,19 @@ class LogManager:
         now = self._clock() if now_ms is None else now_ms
         flushed = 0
         for log in list(self._logs.values()):
-            rolled = log.flush_rolled_segments()
-            if log.flush_if_due(now) or rolled:
-                flushed += 1
+            with _reported_already():
+                rolled = log.flush_rolled_segments()
+                if log.flush_if_due(now) or rolled:
+                    flushed += 1
         return flushed
 
     def run_pending_deletes(self, now_ms: int | None = None) -> int:
         """Delete the files of removed segments and partitions that are due; return how many."""
         now = self._clock() if now_ms is None else now_ms
-        deleted = sum(log.run_pending_deletes(now) for log in self._logs.values())
+        deleted = 0
+        for log in list(self._logs.values()):
+            with _reported_already():
+                deleted += log.run_pending_deletes(now)
         due = [pending for pending in self._deleting if pending.due_ms <= now]
         for pending in due:
             pending.log.delete()
@@ -227,17 +284,22 @@ class LogManager:
 
     def checkpoint(self) -> None:
         """Rewrite both checkpoint files of every log dir."""
-        for log_dir in self._dirs:
+        for log_dir in self._live_dirs():
             self._write_checkpoints(log_dir)
 
     def _write_checkpoints(self, log_dir: Path) -> None:
+        if self.failures.is_offline(log_dir):
+            return
         logs = {tp: log for tp, log in self._logs.items() if log.directory.parent == log_dir}
-        OffsetCheckpointFile(log_dir / RECOVERY_POINT_CHECKPOINT).write(
-            {tp: log.recovery_point for tp, log in logs.items()}
-        )
-        OffsetCheckpointFile(log_dir / LOG_START_OFFSET_CHECKPOINT).write(
-            {tp: log.log_start_offset for tp, log in logs.items()}
-        )
+        try:
+            OffsetCheckpointFile(log_dir / RECOVERY_POINT_CHECKPOINT).write(
+                {tp: log.recovery_point for tp, log in logs.items()}
+            )
+            OffsetCheckpointFile(log_dir / LOG_START_OFFSET_CHECKPOINT).write(
+                {tp: log.log_start_offset for tp, log in logs.items()}
+            )
+        except LogDirError as exc:
+            self.failures.report(log_dir, exc)
 
     # -------------------------------------------------------------- shutdown
 
@@ -246,17 +308,31 @@ class LogManager:
         if self._shut_down:
             return
         for log in self._logs.values():
-            log.flush()
+            with _reported_already():
+                log.flush()
         for pending in self._deleting:
             pending.log.delete()
         self._deleting.clear()
         for log in self._logs.values():
             log.close()
         self.checkpoint()
-        for log_dir in self._dirs:
-            write_atomically(log_dir / CLEAN_SHUTDOWN_FILE, b"")
+        # A dir that failed meanwhile gets no marker: its logs are recovered on the next start.
+        for log_dir in self._live_dirs():
+            try:
+                write_atomically(log_dir / CLEAN_SHUTDOWN_FILE, b"")
+            except OSError as exc:
+                self.failures.report(log_dir, exc)
         self._shut_down = True
 
     def _check_running(self) -> None:
         if self._shut_down:
             raise RuntimeError("the log manager has shut down")
+
+
+@contextlib.contextmanager
+def _reported_already() -> Iterator[None]:
+    """Go on with the next log: this one's I/O error took its log dir offline (``reports_io_errors``)."""
+    try:
+        yield
+    except LogDirError as exc:
+        _log.warning("skipping a log of an offline log dir: %s", exc)

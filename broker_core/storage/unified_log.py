@@ -49,8 +49,10 @@ from typing import Iterator, Sequence
 
 from broker_core.storage.config import LogConfig
 from broker_core.storage.epoch_cache import LeaderEpochFileCache
+from broker_core.storage.errors import LogDirError
 from broker_core.storage.fetch_slice import FetchSlice
 from broker_core.storage.local_log import Clock, LocalLog
+from broker_core.storage.log_dir_failures import reports_io_errors
 from broker_core.storage.log_validator import ValidatedAppend, validate_append
 from broker_core.storage.producer_state import (
     AppendOrigin,
@@ -102,6 +104,9 @@ class UnifiedLog:
         self._epoch_cache = LeaderEpochFileCache(local_log.directory)
         self._recover_producer_state()
 
+    def _io_failed(self, exc: OSError | LogDirError, action: str) -> LogDirError:
+        return self._local._io_failed(exc, action)
+
     def __repr__(self) -> str:
         return f"UnifiedLog({self._local!r})"
 
@@ -144,6 +149,7 @@ class UnifiedLog:
 
     # --------------------------------------------------------------- append
 
+    @reports_io_errors
     def append_as_leader(
         self, records: bytes | bytearray | memoryview, *, leader_epoch: int, origin: AppendOrigin = AppendOrigin.CLIENT
     ) -> AppendResult:
@@ -173,6 +179,7 @@ class UnifiedLog:
         )
         return self._append(validated, origin=origin, leader_epoch=leader_epoch, now_ms=now)
 
+    @reports_io_errors
     def append_txn_marker(
         self,
         *,
@@ -199,6 +206,7 @@ class UnifiedLog:
         )
         return self.append_as_leader(batch, leader_epoch=leader_epoch, origin=AppendOrigin.COORDINATOR)
 
+    @reports_io_errors
     def append_as_follower(self, records: bytes | bytearray | memoryview) -> AppendResult:
         """Append batches fetched from the leader, unchanged: its offsets, epochs and timestamps.
 
@@ -222,6 +230,7 @@ class UnifiedLog:
                 self._epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
         return AppendResult(info.first_offset, info.last_offset, -1, self._local.log_start_offset)
 
+    @reports_io_errors
     def truncate_to(self, offset: int) -> bool:
         """Drop everything from ``offset`` on, with the producer state and epochs it implied.
 
@@ -236,6 +245,7 @@ class UnifiedLog:
         self._reload_producer_state()
         return truncated
 
+    @reports_io_errors
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Empty the log and continue at ``offset`` (a follower far behind a leader's log start)."""
         self._local.truncate_fully_and_start_at(offset)
@@ -304,6 +314,7 @@ class UnifiedLog:
 
     # --------------------------------------------------------------- epochs
 
+    @reports_io_errors
     def maybe_assign_epoch_start_offset(self, leader_epoch: int, start_offset: int) -> None:
         """Record that ``leader_epoch`` writes from ``start_offset`` on (a no-op when it already does)."""
         self._epoch_cache.assign(leader_epoch, start_offset)
@@ -340,15 +351,18 @@ class UnifiedLog:
 
     # ---------------------------------------------------------- maintenance
 
+    @reports_io_errors
     def delete_records_before(self, offset: int) -> int:
         """Move the log start offset (DeleteRecords); return the new low watermark."""
         return self._local.delete_records_before(offset)
 
+    @reports_io_errors
     def checkpoint(self) -> None:
         """Flush the log and snapshot producer state at its end (clean shutdown, periodic checkpoint)."""
         self._local.flush()
         self._producer_state.take_snapshot(self._local.log_end_offset)
 
+    @reports_io_errors
     def flush(self) -> None:
         self._local.flush()
 

@@ -37,6 +37,8 @@ from broker_core.cluster.zk.znodes import (
     IsrChangeNotificationsZNode,
     IsrChangeNotificationZNode,
     LeaderIsrAndControllerEpoch,
+    LogDirEventNotificationsZNode,
+    LogDirEventNotificationZNode,
     PreferredReplicaElectionZNode,
     ReassignPartitionsZNode,
     TopicAssignment,
@@ -268,28 +270,42 @@ class ControllerZk:
     def isr_change_notifications(
         self, watch: Watch | None = None
     ) -> tuple[list[tuple[str, frozenset[TopicPartition]]], list[MalformedZNode]]:
-        parent = IsrChangeNotificationsZNode.path()
+        return self._notifications(IsrChangeNotificationsZNode.path(), IsrChangeNotificationZNode, watch)
+
+    def remove_isr_change_notifications(self, names: Iterable[str]) -> None:
+        for name in names:
+            self._delete_quietly(IsrChangeNotificationZNode.path(name))
+
+    def log_dir_event_notifications(
+        self, watch: Watch | None = None
+    ) -> tuple[list[tuple[str, int]], list[MalformedZNode]]:
+        """Each notification's name and the broker whose log dir failed."""
+        return self._notifications(LogDirEventNotificationsZNode.path(), LogDirEventNotificationZNode, watch)
+
+    def remove_log_dir_event_notifications(self, names: Iterable[str]) -> None:
+        for name in names:
+            self._delete_quietly(LogDirEventNotificationZNode.path(name))
+
+    def _notifications(self, parent: str, znode: Any, watch: Watch | None) -> tuple[list[tuple[str, Any]],
+                                                                                      list[MalformedZNode]]:
+        """Every child of ``parent`` decoded by ``znode`` (a notification znode class), in sequence order."""
         try:
             names = sorted(self._session.get_children(parent, watch=watch))
         except NoNodeError:
             self._session.ensure_path(parent)
             names = sorted(self._session.get_children(parent, watch=watch))
-        found = self._session.get_many([IsrChangeNotificationZNode.path(n) for n in names])
+        found = self._session.get_many([znode.path(n) for n in names])
         notifications = []
         malformed = []
         for name in names:
-            entry = found[IsrChangeNotificationZNode.path(name)]
+            entry = found[znode.path(name)]
             if entry is None:
                 continue
             try:
-                notifications.append((name, IsrChangeNotificationZNode.decode(name, entry[0])))
+                notifications.append((name, znode.decode(name, entry[0])))
             except ZNodeDecodeError as exc:
-                malformed.append(MalformedZNode(IsrChangeNotificationZNode.path(name), str(exc)))
+                malformed.append(MalformedZNode(znode.path(name), str(exc)))
         return notifications, malformed
-
-    def remove_isr_change_notifications(self, names: Iterable[str]) -> None:
-        for name in names:
-            self._delete_quietly(IsrChangeNotificationZNode.path(name))
 
     def reassignment_request(
         self, watch: Watch | None = None

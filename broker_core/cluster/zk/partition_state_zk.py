@@ -30,6 +30,8 @@ from broker_core.cluster.zk.znodes import (
     IsrChangeNotificationsZNode,
     IsrChangeNotificationZNode,
     LeaderIsrAndControllerEpoch,
+    LogDirEventNotificationsZNode,
+    LogDirEventNotificationZNode,
     TopicPartitionStateZNode,
 )
 from spate.structs import TopicPartition
@@ -96,14 +98,24 @@ class PartitionStateZk:
         A notification created twice (a retried create whose first answer
         was lost) only makes the controller read the partitions twice.
         """
-        data = IsrChangeNotificationZNode.encode(partitions)
+        return self._notify(IsrChangeNotificationZNode.create_path(), IsrChangeNotificationsZNode.path(),
+                            IsrChangeNotificationZNode.encode(partitions))
 
+    def notify_log_dir_failure(self, broker_id: int) -> str:
+        """Create ``/log_dir_event_notification/log_dir_event_<seq>`` naming ``broker_id``; returns its path.
+
+        Created twice, it only makes the controller ask the broker twice which replicas it still holds.
+        """
+        return self._notify(LogDirEventNotificationZNode.create_path(), LogDirEventNotificationsZNode.path(),
+                            LogDirEventNotificationZNode.encode(broker_id))
+
+    def _notify(self, create_path: str, parent: str, data: bytes) -> str:
         def attempt(retrying: bool) -> str:
             try:
-                return self._session.create(IsrChangeNotificationZNode.create_path(), data, sequence=True)
+                return self._session.create(create_path, data, sequence=True)
             except NoNodeError:
-                # The controller creates the parent when it starts; a leader may come first.
-                self._session.ensure_path(IsrChangeNotificationsZNode.path())
-                return self._session.create(IsrChangeNotificationZNode.create_path(), data, sequence=True)
+                # The controller creates the parent when it starts; a broker may come first.
+                self._session.ensure_path(parent)
+                return self._session.create(create_path, data, sequence=True)
 
         return self._session.retry_write(attempt)

@@ -25,7 +25,8 @@ def leader_partition(
     older / newer leader epoch than this broker's; NOT_LEADER_OR_FOLLOWER
     when the partition is not led here (a follower, a deposed leader, or a
     partition the cluster knows elsewhere: the client refreshes its metadata
-    and goes to the leader); UNKNOWN_TOPIC_OR_PARTITION when nobody has it.
+    and goes to the leader); KAFKA_STORAGE_ERROR when its log dir failed
+    here; UNKNOWN_TOPIC_OR_PARTITION when nobody has it.
     """
     hosted = ctx.replicas.hosted(topic, index)
     if hosted is None:
@@ -37,6 +38,8 @@ def leader_partition(
 
 
 def _not_hosted(ctx: BrokerContext, topic: str, index: int) -> KafkaError:
+    if ctx.replicas.is_offline(topic, index):
+        return KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"the log dir of {topic}-{index} failed on broker {ctx.node_id}")
     try:
         description = ctx.metadata.get_topic(topic)
     except UnknownTopicError:

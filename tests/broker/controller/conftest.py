@@ -57,6 +57,8 @@ class RecordingBroker:
         self.rack = rack
         self.requests: list[tuple[ApiKey, Any]] = []
         self.failing_deletes = False
+        # Partitions answered KAFKA_STORAGE_ERROR in LeaderAndIsr: their log dir "failed" here.
+        self.failed_log_dir: set[TopicPartition] = set()
         self._lock = threading.Lock()
         self._fake = FakeBroker(self._answer)
         self.session: ZkSession | None = None
@@ -113,7 +115,10 @@ class RecordingBroker:
             R = LeaderAndIsrResponse
             return R(error_code=0, topics=[
                 R.LeaderAndIsrTopicError(topic_id=t.topic_id, partition_errors=[
-                    R.LeaderAndIsrPartitionError(partition_index=p.partition_index, error_code=0)
+                    R.LeaderAndIsrPartitionError(
+                        partition_index=p.partition_index,
+                        error_code=56 if TopicPartition(t.topic_name, p.partition_index) in self.failed_log_dir else 0,
+                    )
                     for p in t.partition_states
                 ])
                 for t in body.topic_states
@@ -144,11 +149,16 @@ class RecordingBroker:
 
     def metadata_leader(self, tp: TopicPartition) -> int | None:
         """The leader of ``tp`` in the newest UpdateMetadata that named it."""
+        state = self.metadata_state(tp)
+        return state.leader if state is not None else None
+
+    def metadata_state(self, tp: TopicPartition) -> Any | None:
+        """The partition state of ``tp`` in the newest UpdateMetadata that named it."""
         for body in reversed(self.received(ApiKey.UPDATE_METADATA)):
             for topic in body.topic_states:
                 for state in topic.partition_states:
                     if topic.topic_name == tp.topic and state.partition_index == tp.partition:
-                        return state.leader
+                        return state
         return None
 
     def deleted(self, tp: TopicPartition) -> bool:

@@ -164,3 +164,22 @@ def test_update_metadata_feeds_the_cache_and_reports_deletions(h: Harness) -> No
     outcome = h.update(*h.controller.deleting("t", [0]))
     assert outcome.deleted == [T0]
     assert h.cache.partition_count("t") is None
+
+
+def test_partitions_of_a_failed_log_dir_go_offline_and_answer_kafka_storage_error_at_any_epoch(h: Harness) -> None:
+    h.lead(PartitionSpec("t", 0, ME, leader_epoch=2, replicas=(ME,)))
+    log_dir = h.log_manager.log_dirs[0]
+    assert h.replicas.handle_log_dir_failure(log_dir) == [("t", 0)]
+    assert h.replicas.hosted("t", 0) is None and h.replicas.is_offline("t", 0)
+    assert ("stopped", "t", 0) in h.listener.calls
+    # The controller asks again at the same epoch: that is how it learns what the dir took.
+    for epoch in (2, 3):
+        outcome = h.lead(PartitionSpec("t", 0, ME, leader_epoch=epoch, replicas=(ME,)))
+        assert outcome.partitions == {T0: E.KAFKA_STORAGE_ERROR}
+
+
+def test_a_log_not_found_while_a_log_dir_is_offline_is_not_created_unless_the_partition_is_new(h: Harness) -> None:
+    h.log_manager.failures.report(h.log_manager.log_dirs[0], OSError("EIO"))
+    outcome = h.lead(PartitionSpec("t", 0, ME, leader_epoch=1, replicas=(ME,)))
+    assert outcome.partitions == {T0: E.KAFKA_STORAGE_ERROR}
+    assert h.log_manager.get_log("t", 0) is None

@@ -29,7 +29,12 @@ from broker_core.cluster.zk.znodes.configs import (
 )
 from broker_core.cluster.zk.znodes.controller import ControllerEpochZNode, ControllerRegistration, ControllerZNode
 from broker_core.cluster.zk.znodes.layout import PERSISTENT_PATHS
-from broker_core.cluster.zk.znodes.notifications import IsrChangeNotificationsZNode, IsrChangeNotificationZNode
+from broker_core.cluster.zk.znodes.notifications import (
+    IsrChangeNotificationsZNode,
+    IsrChangeNotificationZNode,
+    LogDirEventNotificationsZNode,
+    LogDirEventNotificationZNode,
+)
 from broker_core.cluster.zk.znodes.topics import (
     LeaderIsrAndControllerEpoch,
     TopicAssignment,
@@ -57,6 +62,8 @@ __all__ = [
     "DeleteTopicsZNode",
     "EndPoint",
     "IsrChangeNotificationZNode",
+    "LogDirEventNotificationsZNode",
+    "LogDirEventNotificationZNode",
     "IsrChangeNotificationsZNode",
     "LeaderIsrAndControllerEpoch",
     "PreferredReplicaElectionZNode",

@@ -1,4 +1,6 @@
-"""ISR change notifications: ``/isr_change_notification/isr_change_<seq>``.
+"""Notifications to the controller: ISR changes and log dir failures.
+
+ISR change notifications: ``/isr_change_notification/isr_change_<seq>``.
 
 A partition leader that shrinks or expands an ISR writes the new state itself
 (a conditional write on the state znode), then leaves a sequential
@@ -6,6 +8,12 @@ notification naming the partitions so the controller re-reads them and tells
 the other brokers::
 
     {"version":1,"partitions":[{"topic":"t","partition":0}]}
+
+Log dir event notifications: ``/log_dir_event_notification/log_dir_event_<seq>``.
+A broker whose log dir failed leaves one naming itself, and the controller
+asks it (with LeaderAndIsr) which of its replicas are still online::
+
+    {"version":1,"broker":1,"event":1}
 
 The controller deletes a notification once it has read it.
 """
@@ -52,3 +60,44 @@ class IsrChangeNotificationZNode:
         fields = JsonFields.parse(IsrChangeNotificationZNode.path(name), data)
         fields.version()
         return frozenset(decode_topic_partition(entry) for entry in fields.children("partitions"))
+
+
+LOG_DIR_EVENT_VERSION = 1
+LOG_DIR_FAILURE_EVENT = 1
+
+
+class LogDirEventNotificationsZNode:
+    """``/log_dir_event_notification``: the parent of the notifications."""
+
+    @staticmethod
+    def path() -> str:
+        return "/log_dir_event_notification"
+
+
+class LogDirEventNotificationZNode:
+    """``/log_dir_event_notification/log_dir_event_<seq>``: a broker whose log dir failed."""
+
+    PREFIX = "log_dir_event_"
+
+    @staticmethod
+    def create_path() -> str:
+        """The path to create with ``sequence=True``; ZooKeeper appends the sequence number."""
+        return f"{LogDirEventNotificationsZNode.path()}/{LogDirEventNotificationZNode.PREFIX}"
+
+    @staticmethod
+    def path(name: str) -> str:
+        return f"{LogDirEventNotificationsZNode.path()}/{name}"
+
+    @staticmethod
+    def encode(broker_id: int) -> bytes:
+        return encode_json({"version": LOG_DIR_EVENT_VERSION, "broker": broker_id, "event": LOG_DIR_FAILURE_EVENT})
+
+    @staticmethod
+    def decode(name: str, data: bytes | None) -> int:
+        """The broker the notification names."""
+        fields = JsonFields.parse(LogDirEventNotificationZNode.path(name), data)
+        fields.version()
+        event = fields.integer("event")
+        if event != LOG_DIR_FAILURE_EVENT:
+            raise fields.fail("event", f"unknown log dir event {event}")
+        return fields.integer("broker", minimum=0)

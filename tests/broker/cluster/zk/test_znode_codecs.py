@@ -22,6 +22,7 @@ from broker_core.cluster.zk.znodes import (
     EndPoint,
     IsrChangeNotificationZNode,
     LeaderIsrAndControllerEpoch,
+    LogDirEventNotificationZNode,
     PreferredReplicaElectionZNode,
     ProducerIdBlockZNode,
     ReassignPartitionsZNode,
@@ -51,6 +52,7 @@ def test_paths_are_kafkas() -> None:
     assert DeleteTopicZNode.path("orders") == "/admin/delete_topics/orders"
     assert ProducerIdBlockZNode.path() == "/latest_producer_id_block"
     assert IsrChangeNotificationZNode.create_path() == "/isr_change_notification/isr_change_"
+    assert LogDirEventNotificationZNode.create_path() == "/log_dir_event_notification/log_dir_event_"
     assert ReassignPartitionsZNode.path() == "/admin/reassign_partitions"
     assert PreferredReplicaElectionZNode.path() == "/admin/preferred_replica_election"
     assert {"/brokers/ids", "/brokers/topics", "/config/changes", "/config/topics", "/admin/delete_topics",
@@ -123,6 +125,9 @@ CODECS = [
     ("producer id block", lambda: ProducerIdBlockZNode.encode(BLOCK), ProducerIdBlockZNode.decode, BLOCK_BYTES, BLOCK),
     ("isr change", lambda: IsrChangeNotificationZNode.encode(ISR_CHANGE),
      lambda data: IsrChangeNotificationZNode.decode("isr_change_0000000001", data), ISR_CHANGE_BYTES, ISR_CHANGE),
+    ("log dir event", lambda: LogDirEventNotificationZNode.encode(3),
+     lambda data: LogDirEventNotificationZNode.decode("log_dir_event_0000000001", data),
+     b'{"version":1,"broker":3,"event":1}', 3),
     ("reassignment", lambda: ReassignPartitionsZNode.encode(REASSIGNMENT), ReassignPartitionsZNode.decode,
      REASSIGNMENT_BYTES, REASSIGNMENT),
     ("preferred election", lambda: PreferredReplicaElectionZNode.encode(ELECTION),
@@ -165,6 +170,8 @@ def test_a_topic_without_an_id_decodes_with_none() -> None:
 # --- malformed data: one typed error naming the path --------------------------------------------
 
 MALFORMED = [
+    (lambda d: LogDirEventNotificationZNode.decode("log_dir_event_1", d), b'{"version":1,"broker":3,"event":2}',
+     "/log_dir_event_notification/log_dir_event_1", "unknown log dir event 2"),
     (lambda d: BrokerIdZNode.decode(4, d), b"not json", "/brokers/ids/4", "not valid JSON"),
     (lambda d: BrokerIdZNode.decode(4, d), b"[1]", "/brokers/ids/4", "not a JSON object"),
     (lambda d: BrokerIdZNode.decode(4, d), b'{"version":5,"endpoints":"x"}', "/brokers/ids/4", "'endpoints'"),
