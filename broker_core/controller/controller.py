@@ -35,6 +35,7 @@ from broker_core.config.broker_config import BrokerConfig
 from broker_core.controller import events as ev
 from broker_core.controller.channel_manager import BrokerEndpoint, ControllerChannelManager
 from broker_core.controller.context import ControllerContext, LeaderAndIsr, PartitionReplica
+from broker_core.controller.log_dir_failures import LogDirFailureHandler
 from broker_core.controller.partition_state_machine import ElectionStrategy, PartitionStateMachine
 from broker_core.controller.reassignment import ReassignmentManager
 from broker_core.controller.replica_state_machine import ReplicaStateMachine
@@ -71,6 +72,8 @@ class KafkaController:
         self.reassignments = ReassignmentManager(
             self.context, self._zk, self.partitions, self.replicas, self._batch, lambda: self._leadership
         )
+        self.log_dirs = LogDirFailureHandler(self.context, self._zk, self.partitions, self.replicas, self._batch,
+                                             self._report)
         self._events: queue.Queue[Any] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._active = threading.Event()
@@ -256,8 +259,7 @@ class KafkaController:
 
     def _on_brokers_started(self, broker_ids: set[int]) -> None:
         context = self.context
-        for broker_id in broker_ids:  # a restarted broker says afresh, in its LeaderAndIsr answer, what it lost
-            context.replicas_on_offline_dirs.pop(broker_id, None)
+        self.log_dirs.forget(broker_ids)
         self._batch.add_update_metadata(context.live_or_shutting_down(), context.all_partitions())
         for broker_id in broker_ids:
             self._batch.mark_full(broker_id)
@@ -275,8 +277,7 @@ class KafkaController:
 
     def _on_brokers_failed(self, broker_ids: set[int]) -> None:
         context = self.context
-        for broker_id in broker_ids:
-            context.replicas_on_offline_dirs.pop(broker_id, None)
+        self.log_dirs.forget(broker_ids)
         context.shutting_down -= broker_ids
         led = [
             tp for tp, state in context.leadership.items()
@@ -375,47 +376,11 @@ class KafkaController:
     # --- log dir failures ---------------------------------------------------------------------
 
     def _on_log_dir_event(self) -> None:
-        """Brokers whose log dir failed: ask each, with LeaderAndIsr for all its replicas, which it still holds
-        (Kafka's onBrokerLogDirFailure); the answers arrive as :class:`ev.LeaderAndIsrResponse`."""
-        context = self.context
-        notifications, malformed = self._zk.log_dir_event_notifications(watch=self._enqueue(ev.LogDirEventNotification()))
-        self._report(malformed)
-        brokers = {broker_id for _, broker_id in notifications if broker_id in context.live_brokers}
-        if brokers:
-            logger.warning("controller: log dirs failed on broker(s) %s", sorted(brokers))
-            replicas = [r for r in context.replicas_on(brokers) if context.replica_state(r) is ReplicaState.ONLINE]
-            self.replicas.handle_state_changes(replicas, ReplicaState.ONLINE)
-            self._send()
-        self._zk.remove_log_dir_event_notifications(name for name, _ in notifications)
-        self._zk.remove_log_dir_event_notifications(m.path.rsplit("/", 1)[-1] for m in malformed)
+        self.log_dirs.on_notifications(watch=self._enqueue(ev.LogDirEventNotification()))
+        self._send()
 
     def _on_leader_and_isr_response(self, event: ev.LeaderAndIsrResponse) -> None:
-        """Replicas a broker answered KAFKA_STORAGE_ERROR for are on a failed log dir: they go offline (out of
-        the ISR, leadership moved); those it answered NONE for are back (Kafka's LeaderAndIsrResponseReceived)."""
-        context = self.context
-        if event.broker_id not in context.live_brokers:
-            return
-        previous = context.replicas_on_offline_dirs.get(event.broker_id, set())
-        failed = {tp for tp, code in event.errors.items() if code == ErrorCode.KAFKA_STORAGE_ERROR}
-        held = {tp for tp, code in event.errors.items() if code == ErrorCode.NONE}
-        current = (previous - held) | failed
-        if current:
-            context.replicas_on_offline_dirs[event.broker_id] = current
-        else:
-            context.replicas_on_offline_dirs.pop(event.broker_id, None)
-        new = sorted(current - previous)
-        if not new:
-            return
-        logger.warning("controller: replicas of %s on broker %d are on a failed log dir: offline",
-                       ", ".join(map(str, new)), event.broker_id)
-        led = [tp for tp in new if tp in context.leadership and context.leadership[tp].leader == event.broker_id
-               and not context.is_deleting(tp.topic)]
-        self.partitions.handle_state_changes(led, PartitionState.OFFLINE)
-        self.partitions.trigger_online_partition_state_change()
-        replicas = [PartitionReplica(tp, event.broker_id) for tp in new if tp in context.assignments
-                    and context.replica_state(PartitionReplica(tp, event.broker_id)) is not ReplicaState.NON_EXISTENT]
-        self.replicas.handle_state_changes(replicas, ReplicaState.OFFLINE)
-        self._batch.add_update_metadata(context.live_or_shutting_down(), new)
+        self.log_dirs.on_leader_and_isr_response(event.broker_id, event.errors)
         self._send()
 
     # --- ISR changes, reassignment, preferred leaders -------------------------------------------
