@@ -345,6 +345,11 @@ class ClientConnection:
         frame = self._frames.next_frame()
         if frame is None:
             return None
+        return self.response_from_frame(frame)
+
+    def response_from_frame(self, frame: bytes) -> Response:
+        """The response in ``frame`` (a payload without its size prefix) read off the socket by the caller:
+        ``next_response`` without buffering, for callers that read whole frames themselves."""
         if not self._pending:
             raise ProtocolDecodeError("response received with no request in flight")
         pending = self._pending.pop(0)

@@ -86,6 +86,15 @@ class FrameReader:
             self._start = end
 
 
+def payload_size(prefix: bytes, max_frame_size: int = MAX_FRAME_SIZE) -> int:
+    """The payload size a frame's 4-byte ``prefix`` announces, for callers reading whole frames off a stream;
+    FrameTooLargeError outside ``0..max_frame_size``."""
+    size = _SIZE.unpack(prefix)[0]
+    if size < 0 or size > max_frame_size:
+        raise FrameTooLargeError(size, max_frame_size)
+    return size
+
+
 def encode_frame(write: Callable[[bytearray], None]) -> bytes:
     """A size-prefixed frame whose payload ``write`` appends to the buffer it is given."""
     buf = bytearray(SIZE_PREFIX)

@@ -60,7 +60,7 @@ def run_round(cluster: ClusterForTests, index: int, records: int, e2e_records: i
         topic = _create(admin, f"bench-{index}-rf{replication}", PARTITIONS, replication)
         cpu_before = broker_cpu_seconds(cluster)
         figures[f"{label}: produce MB/s"] = megabytes / produce(bootstrap, topic, records, acks=acks)
-        figures[f"{label}: broker CPU s per MB"] = (broker_cpu_seconds(cluster) - cpu_before) / megabytes
+        figures[f"{label}: broker CPU ms per MB"] = 1000 * (broker_cpu_seconds(cluster) - cpu_before) / megabytes
         latency_topic = _create(admin, f"bench-{index}-rf{replication}-e2e", 1, replication)
         p50, p99 = confluent_end_to_end(bootstrap, latency_topic, e2e_records, acks=acks)
         figures[f"{label}: end-to-end p50 ms"] = p50
@@ -93,7 +93,7 @@ def main() -> None:
         print(f"| {name} | {min(values):.2f}–{max(values):.2f} | {statistics.median(values):.2f} |")
     ratio = statistics.median(r["throughput RF 3 acks=all / RF 1 acks=1"] for r in rounds)
     p99 = statistics.median(r["RF 3, acks=all: end-to-end p99 ms"] for r in rounds)
-    cost = statistics.median(r["RF 3, acks=all: broker CPU s per MB"] / r["RF 1, acks=1: broker CPU s per MB"]
+    cost = statistics.median(r["RF 3, acks=all: broker CPU ms per MB"] / r["RF 1, acks=1: broker CPU ms per MB"]
                              for r in rounds)
     print(f"\n{os.cpu_count()} cores; the brokers spend {cost:.2f}x the CPU per MB with RF 3 acks=all")
     print(f"throughput ratio {ratio:.2f} (target at least {TARGET_THROUGHPUT_RATIO}); "

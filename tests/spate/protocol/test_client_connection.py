@@ -16,6 +16,8 @@ from spate.protocol import (
     encode_request,
     encode_response,
 )
+from spate.protocol.errors import FrameTooLargeError
+from spate.protocol.framing import payload_size
 from spate.protocol.messages.api_versions import (
     ApiVersionsRequest,
     api_versions_response,
@@ -100,3 +102,22 @@ def test_a_garbled_api_versions_reply_is_still_a_decode_error() -> None:
     reply = encode_response(1, ApiKey.API_VERSIONS, 2, api_versions_response(ADVERTISED_VERSIONS))
     with pytest.raises(ProtocolDecodeError):
         decode_response(ApiKey.API_VERSIONS, 2, reply[4:-2])
+
+
+def test_a_caller_reading_whole_frames_hands_their_payloads_over_without_buffering() -> None:
+    client = ClientConnection("c")
+    server = ServerConnection()
+    correlation_id, frame = client.send_request(ApiKey.HEARTBEAT, 3, HeartbeatRequest("g", 1, "m"))
+    server.receive_data(frame)
+    request = server.next_request()
+    answer = server.encode_response(correlation_id, request.api_key, request.api_version, HeartbeatResponse(error_code=0))
+    size = payload_size(answer[:4])
+    assert size == len(answer) - 4
+    response = client.response_from_frame(answer[4:])
+    assert (response.correlation_id, client.in_flight) == (correlation_id, 0)
+
+
+@pytest.mark.parametrize("prefix", [b"\xff\xff\xff\xff", (1025).to_bytes(4, "big")])
+def test_a_frame_size_below_zero_or_above_the_limit_is_refused(prefix: bytes) -> None:
+    with pytest.raises(FrameTooLargeError):
+        payload_size(prefix, max_frame_size=1024)
