@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.broker_under_test import brokers_in
+from tests.support.zookeeper import ZooKeeperForTests, running_zookeeper
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -44,6 +45,13 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="module")
+def zookeeper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKeeperForTests]:
+    """A real ZooKeeper server for the tests of one module; each cluster or store takes a chroot of its own."""
+    with running_zookeeper(tmp_path_factory.mktemp("zookeeper")) as harness:
+        yield harness
 
 
 @pytest.fixture

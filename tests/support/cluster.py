@@ -183,3 +183,20 @@ def running_cluster(base_dir: Path, zookeeper: ZooKeeperForTests, **kwargs: Any)
         yield cluster.start()
     finally:
         cluster.close()
+
+
+@contextlib.contextmanager
+def settled_cluster(base_dir: Path, zookeeper: ZooKeeperForTests, **kwargs: Any) -> Iterator[ClusterForTests]:
+    """A running cluster whose controller is elected and whose brokers all answer metadata."""
+    with running_cluster(base_dir, zookeeper, **kwargs) as cluster:
+        cluster.wait_for(cluster.controller_id, "a controller to be elected")
+        cluster.wait_for_metadata()
+        yield cluster
+
+
+def restart_stopped_brokers(cluster: ClusterForTests) -> None:
+    """Start again every broker a test killed or stopped, and wait until all answer metadata."""
+    for broker_id, broker in cluster.brokers.items():
+        if broker.exit_code is not None:
+            cluster.restart(broker_id)
+    cluster.wait_for_metadata()

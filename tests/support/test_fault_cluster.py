@@ -18,15 +18,9 @@ from tests.support.faults import (
     read_committed,
     running_fault_cluster,
 )
-from tests.support.zookeeper import ZooKeeperForTests, running_zookeeper
+from tests.support.zookeeper import ZooKeeperForTests
 
 pytestmark = pytest.mark.timeout(300)
-
-
-@pytest.fixture(scope="module")
-def zookeeper(tmp_path_factory) -> Iterator[ZooKeeperForTests]:
-    with running_zookeeper(tmp_path_factory.mktemp("zookeeper")) as harness:
-        yield harness
 
 
 @pytest.fixture(scope="module")

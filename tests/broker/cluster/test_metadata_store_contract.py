@@ -36,18 +36,11 @@ from broker_core.cluster.metadata_store import (
     PartitionState,
 )
 from tests.broker.cluster.metadata_store_backends import Backend, LocalBackend, ZooKeeperBackend
-from tests.support.zookeeper import running_zookeeper
 
 
 def counting_ids() -> Callable[[], uuid.UUID]:
     counter = iter(range(100, 10_000))
     return lambda: uuid.UUID(int=next(counter))
-
-
-@pytest.fixture(scope="module")
-def zookeeper(tmp_path_factory):
-    with running_zookeeper(tmp_path_factory.mktemp("zookeeper")) as harness:
-        yield harness
 
 
 @pytest.fixture(params=["local", "zookeeper"])

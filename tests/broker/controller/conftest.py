@@ -37,15 +37,9 @@ from spate.protocol.messages.stop_replica import StopReplicaResponse
 from spate.protocol.messages.update_metadata import UpdateMetadataResponse
 from spate.structs import TopicPartition
 from tests.spate.client.fake_broker import FakeBroker
-from tests.support.zookeeper import ZooKeeperForTests, running_zookeeper, wait_until
+from tests.support.zookeeper import ZooKeeperForTests, wait_until
 
 WAIT_S = 20.0
-
-
-@pytest.fixture(scope="module")
-def zookeeper(tmp_path_factory) -> Iterator[ZooKeeperForTests]:
-    with running_zookeeper(tmp_path_factory.mktemp("zookeeper")) as harness:
-        yield harness
 
 
 class RecordingBroker:

@@ -36,15 +36,8 @@ from tests.support.controller_requests import (
     send_stop_replica,
     send_update_metadata,
 )
-from tests.support.zookeeper import ZooKeeperForTests, running_zookeeper
 
 E = ErrorCode
-
-
-@pytest.fixture(scope="module")
-def zookeeper(tmp_path_factory) -> Iterator[ZooKeeperForTests]:
-    with running_zookeeper(tmp_path_factory.mktemp("zookeeper")) as harness:
-        yield harness
 
 
 @pytest.fixture(scope="module")

@@ -40,18 +40,11 @@ from tests.support.controller_requests import (
     send_leader_and_isr,
     send_update_metadata,
 )
-from tests.support.zookeeper import ZooKeeperForTests, running_zookeeper
 
 E = ErrorCode
 LEADER, FOLLOWER = 1, 2
 LAG_MS = 5000
 CONTROLLER_EPOCH = 1
-
-
-@pytest.fixture(scope="module")
-def zookeeper(tmp_path_factory) -> Iterator[ZooKeeperForTests]:
-    with running_zookeeper(tmp_path_factory.mktemp("zookeeper")) as harness:
-        yield harness
 
 
 @pytest.fixture(scope="module")

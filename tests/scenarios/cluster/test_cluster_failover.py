@@ -14,26 +14,18 @@ import pytest
 
 from spate.protocol.errors import ErrorCode
 from tests.support.admin_requests import create_topic, produce_one
-from tests.support.cluster import BROKER_SESSION_TIMEOUT_MS, ClusterForTests, running_cluster
+from tests.support.cluster import BROKER_SESSION_TIMEOUT_MS, ClusterForTests, settled_cluster
 from tests.support.controller_requests import FakeController, PartitionSpec, send_leader_and_isr
-from tests.support.zookeeper import ZooKeeperForTests, running_zookeeper
+from tests.support.zookeeper import ZooKeeperForTests
 
 E = ErrorCode
 
 
 @pytest.fixture(scope="module")
-def zookeeper(tmp_path_factory) -> Iterator[ZooKeeperForTests]:
-    with running_zookeeper(tmp_path_factory.mktemp("zookeeper")) as harness:
-        yield harness
-
-
-@pytest.fixture(scope="module")
 def cluster(tmp_path_factory, zookeeper: ZooKeeperForTests) -> Iterator[ClusterForTests]:
-    with running_cluster(tmp_path_factory.mktemp("cluster"), zookeeper, brokers=3,
+    with settled_cluster(tmp_path_factory.mktemp("cluster"), zookeeper, brokers=3,
                          overrides={"offsets.topic.num.partitions": "3",
                                     "transaction.state.log.num.partitions": "3"}) as running:
-        running.wait_for(running.controller_id, "a controller to be elected")
-        running.wait_for_metadata()
         yield running
 
 

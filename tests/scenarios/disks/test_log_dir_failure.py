@@ -23,21 +23,15 @@ from spate.protocol.errors import ErrorCode
 from tests.spate.cli.conftest import spate
 from tests.spate.cli.output import json_lines
 from tests.support.admin_requests import create_topic, produce_one
-from tests.support.cluster import ClusterForTests, running_cluster
+from tests.support.cluster import ClusterForTests, settled_cluster
 from tests.support.faults.history import check_history
 from tests.support.faults.leadership import partition_state, wait_until_in_sync
 from tests.support.faults.workload import IdempotentWorkload, read_committed
-from tests.support.zookeeper import ZooKeeperForTests, running_zookeeper
+from tests.support.zookeeper import ZooKeeperForTests
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
 VICTIM = 1
-
-
-@pytest.fixture(scope="module")
-def zookeeper(tmp_path_factory) -> Iterator[ZooKeeperForTests]:
-    with running_zookeeper(tmp_path_factory.mktemp("zookeeper")) as harness:
-        yield harness
 
 
 @pytest.fixture(scope="module")
@@ -48,12 +42,10 @@ def log_dirs(tmp_path_factory) -> list[Path]:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory, zookeeper: ZooKeeperForTests, log_dirs: list[Path]) -> Iterator[ClusterForTests]:
-    with running_cluster(tmp_path_factory.mktemp("cluster"), zookeeper, brokers=3,
+    with settled_cluster(tmp_path_factory.mktemp("cluster"), zookeeper, brokers=3,
                          overrides={"min.insync.replicas": "2", "replica.lag.time.max.ms": "4000",
                                     "replica.fetch.backoff.ms": "200"},
                          broker_overrides={VICTIM: {"log.dirs": ",".join(map(str, log_dirs))}}) as running:
-        running.wait_for(running.controller_id, "a controller to be elected")
-        running.wait_for_metadata()
         yield running
 
 

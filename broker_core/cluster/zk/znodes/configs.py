@@ -17,6 +17,7 @@ from typing import Mapping
 
 from broker_core.cluster.zk.errors import ZNodeDecodeError
 from broker_core.cluster.zk.znodes.fields import JsonFields, encode_json
+from broker_core.cluster.zk.znodes.sequential import SequentialZNode
 
 TOPIC = "topics"
 CONFIG_VERSION = 1
@@ -74,19 +75,11 @@ class ConfigChangesZNode:
         return "/config/changes"
 
 
-class ConfigChangeNotificationZNode:
+class ConfigChangeNotificationZNode(SequentialZNode):
     """``/config/changes/config_change_<seq>``: "the overrides of this entity changed"."""
 
+    PARENT = ConfigChangesZNode.path()
     PREFIX = "config_change_"
-
-    @staticmethod
-    def create_path() -> str:
-        """The path to create with ``sequence=True``; ZooKeeper appends the sequence number."""
-        return f"{ConfigChangesZNode.path()}/{ConfigChangeNotificationZNode.PREFIX}"
-
-    @staticmethod
-    def path(name: str) -> str:
-        return f"{ConfigChangesZNode.path()}/{name}"
 
     @staticmethod
     def encode(entity_type: str, name: str) -> bytes:

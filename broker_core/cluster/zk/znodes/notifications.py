@@ -24,6 +24,7 @@ from typing import Iterable
 
 from broker_core.cluster.zk.znodes.admin import decode_topic_partition, encode_topic_partitions
 from broker_core.cluster.zk.znodes.fields import JsonFields, encode_json
+from broker_core.cluster.zk.znodes.sequential import SequentialZNode
 from spate.structs import TopicPartition
 
 ISR_CHANGE_VERSION = 1
@@ -37,19 +38,11 @@ class IsrChangeNotificationsZNode:
         return "/isr_change_notification"
 
 
-class IsrChangeNotificationZNode:
+class IsrChangeNotificationZNode(SequentialZNode):
     """``/isr_change_notification/isr_change_<seq>``: partitions whose ISR changed."""
 
+    PARENT = IsrChangeNotificationsZNode.path()
     PREFIX = "isr_change_"
-
-    @staticmethod
-    def create_path() -> str:
-        """The path to create with ``sequence=True``; ZooKeeper appends the sequence number."""
-        return f"{IsrChangeNotificationsZNode.path()}/{IsrChangeNotificationZNode.PREFIX}"
-
-    @staticmethod
-    def path(name: str) -> str:
-        return f"{IsrChangeNotificationsZNode.path()}/{name}"
 
     @staticmethod
     def encode(partitions: Iterable[TopicPartition]) -> bytes:
@@ -74,19 +67,11 @@ class LogDirEventNotificationsZNode:
         return "/log_dir_event_notification"
 
 
-class LogDirEventNotificationZNode:
+class LogDirEventNotificationZNode(SequentialZNode):
     """``/log_dir_event_notification/log_dir_event_<seq>``: a broker whose log dir failed."""
 
+    PARENT = LogDirEventNotificationsZNode.path()
     PREFIX = "log_dir_event_"
-
-    @staticmethod
-    def create_path() -> str:
-        """The path to create with ``sequence=True``; ZooKeeper appends the sequence number."""
-        return f"{LogDirEventNotificationsZNode.path()}/{LogDirEventNotificationZNode.PREFIX}"
-
-    @staticmethod
-    def path(name: str) -> str:
-        return f"{LogDirEventNotificationsZNode.path()}/{name}"
 
     @staticmethod
     def encode(broker_id: int) -> bytes:

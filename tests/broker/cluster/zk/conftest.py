@@ -2,17 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Iterator
-
 import pytest
 
-from tests.support.zookeeper import ZooKeeperForTests, running_zookeeper
-
-
-@pytest.fixture(scope="module")
-def zookeeper(tmp_path_factory) -> Iterator[ZooKeeperForTests]:
-    with running_zookeeper(tmp_path_factory.mktemp("zookeeper")) as harness:
-        yield harness
+from tests.support.zookeeper import ZooKeeperForTests
 
 
 @pytest.fixture
