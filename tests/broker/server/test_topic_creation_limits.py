@@ -91,7 +91,7 @@ def test_create_partitions_is_bounded_too(limited, topic_name) -> None:
         assert result.error_code == E.INVALID_PARTITIONS and took < 2.0
         assert "max.partitions" in result.error_message
         assert create_partitions(address, topic, 32, validate_only=validate_only).error_code == E.POLICY_VIOLATION
-    assert metadata(address, [topic]).topics[0].partitions.__len__() == 1
+    assert len(metadata(address, [topic]).topics[0].partitions) == 1
     assert create_partitions(address, topic, 3).error_code == E.NONE
     assert create_topic(address, topic_name("left"), partitions=-1).error_code == E.NONE
 
@@ -164,5 +164,4 @@ def test_other_clients_are_answered_while_thousands_of_partitions_are_created(tm
         assert outcome["result"].error_code == E.NONE
         assert len(metadata(address, [topic]).topics[0].partitions) == partitions
         assert probes >= 3, f"the creation took {outcome['took']:.2f}s, too short to probe"
-        print(f"creation {outcome['took']:.2f}s, {probes} probes, slowest {slowest:.3f}s")
         assert slowest < 0.5, f"a request waited {slowest:.2f}s while the topic was created"
