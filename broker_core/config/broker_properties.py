@@ -114,6 +114,25 @@ _DEFINITIONS = (
     _p("log.dir", STRING, "/tmp/spate-logs", "Directory of the log data, used when log.dirs is unset."),
     _p("log.dirs", LIST, None, "Directories of the log data; overrides log.dir.", NonEmptyDistinctList(), ("log.dir",)),
     _p("num.partitions", INT, 1, "Partitions of an auto-created topic or one created without a count.", at_least(1)),
+    _p(
+        "max.partitions",
+        INT,
+        100000,
+        "Most partitions of all topics together (cluster-wide in a cluster); a CreateTopics, CreatePartitions "
+        "or auto-creation that would exceed it is refused (POLICY_VIOLATION) before anything is written. The "
+        "default is ten brokers' worth of max.broker.partitions at half use.",
+        at_least(1),
+    ),
+    _p(
+        "max.broker.partitions",
+        INT,
+        20000,
+        "Most partition replicas one broker may host; creations that would exceed it on any broker are refused "
+        "(POLICY_VIOLATION). The default lets 10,000 partitions live on a broker with room to grow; each "
+        "partition keeps about 3 files open, so the broker also holds no more than its open-file limit "
+        "(ulimit -n, less a reserve for connections) allows: raise that limit to about 3 x this value + 1024.",
+        at_least(1),
+    ),
     _p("default.replication.factor", INT, 1, "Replication factor of topics created without one.", at_least(1)),
     _p("log.segment.bytes", INT, 1073741824, "A segment rolls when it reaches this size.", at_least(14)),
     _p(

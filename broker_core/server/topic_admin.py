@@ -16,18 +16,21 @@ so one failing resource never stops the others.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
-from typing import Mapping, Protocol, Sequence
+from typing import Any, Awaitable, Callable, Mapping, Protocol, Sequence
 
-from broker_core.cluster.errors import UnknownTopicError
+from broker_core.cluster.errors import TopicExistsError, UnknownTopicError
 from broker_core.cluster.metadata_store import MetadataStore
 from broker_core.config.broker_config import BrokerConfig
 from broker_core.config.incremental_configs import ConfigOp, apply_incremental_ops
-from broker_core.server.errors import outcome
+from broker_core.server.errors import error_code_for, outcome
 from broker_core.server.metadata_view import MetadataView, TopicMetadata, partition_of
 from broker_core.server.topic_manager import TopicManager, TopicRequest
 from spate.protocol.errors import ErrorCode, KafkaError
 from spate.structs import TopicPartition
+
+logger = logging.getLogger(__name__)
 
 Outcome = tuple[ErrorCode, "str | None"]
 OK: Outcome = (ErrorCode.NONE, None)
@@ -96,6 +99,16 @@ class TopicAdmin(Protocol):
         ...
 
 
+async def async_outcome(action: Callable[..., Awaitable[object]], *args: Any, where: str,
+                        **kwargs: Any) -> Outcome:
+    """:func:`~broker_core.server.errors.outcome` of a coroutine function."""
+    try:
+        await action(*args, **kwargs)
+    except Exception as exc:
+        return error_code_for(exc, where=where), str(exc)
+    return OK
+
+
 def check_reassignment_target(tp: TopicPartition, current: Sequence[int], target: Sequence[int],
                               alive: set[int]) -> None:
     """Kafka's checks of one target replica list: non-empty, distinct, valid ids, added replicas alive."""
@@ -123,7 +136,17 @@ class EmbeddedTopicAdmin:
         self._config = config
 
     def auto_create(self, name: str) -> TopicMetadata | ErrorCode:
-        if self._topics.auto_create(name) is None:
+        """The new topic; LEADER_NOT_AVAILABLE while another request creates it; else Kafka's answer to a
+        refused auto-creation: the error of the refusal (POLICY_VIOLATION past a partition limit, ...)."""
+        try:
+            created = self._topics.auto_create(name)
+        except TopicExistsError:
+            return ErrorCode.LEADER_NOT_AVAILABLE
+        except Exception as exc:
+            code = error_code_for(exc, where="auto_create")
+            logger.warning("cannot auto-create topic %s: %s", name, exc)
+            return code
+        if created is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return self._view.get_topic(name)
 
@@ -131,7 +154,8 @@ class EmbeddedTopicAdmin:
         self, requests: Sequence[TopicRequest], *, validate_only: bool, timeout_ms: int
     ) -> list[Outcome]:
         return [
-            outcome(self._topics.create_topic, request, validate_only=validate_only, where="create_topics")
+            await async_outcome(self._topics.create_topic_async, request, validate_only=validate_only,
+                                where="create_topics")
             for request in requests
         ]
 
@@ -142,8 +166,8 @@ class EmbeddedTopicAdmin:
         self, requests: Sequence[PartitionsRequest], *, validate_only: bool, timeout_ms: int
     ) -> list[Outcome]:
         return [
-            outcome(self._topics.create_partitions, r.name, r.count, r.assignment, validate_only=validate_only,
-                    where="create_partitions")
+            await async_outcome(self._topics.create_partitions_async, r.name, r.count, r.assignment,
+                                validate_only=validate_only, where="create_partitions")
             for r in requests
         ]
 

@@ -9,6 +9,13 @@ topic is gone. A request whose ``timeout_ms`` passes first answers
 REQUEST_TIMED_OUT for what is still missing (the change itself goes on, as
 in Kafka); a timeout of 0 answers at once. Config changes answer once written.
 
+Partition counts are bounded by ``max.partitions`` (over every topic the
+metadata cache knows) and ``max.broker.partitions`` (replicas per live
+broker), checked by arithmetic before any placement is computed and per
+broker on the placement (``partition_limits``); topics written but not yet in
+the cache are not counted, so two creations racing through different brokers
+can together pass a limit by the size of one of them.
+
 Placement is Kafka's: a random start, rack-aware when brokers have racks
 (a request on a cluster where only some have one is refused; topics the
 broker creates by itself are then placed without racks, Kafka's "safe"
@@ -36,6 +43,7 @@ from broker_core.config.topic_config import validate_topic_configs
 from broker_core.server.errors import zookeeper_outcome
 from broker_core.server.metadata_cache import MetadataCache
 from broker_core.server.metadata_view import TopicMetadata
+from broker_core.server.partition_limits import PartitionCounts, PartitionLimits, open_file_limit
 from broker_core.server.topic_admin import OK, OngoingReassignment, Outcome, PartitionsRequest
 from broker_core.server.topic_manager import TopicRequest
 from broker_core.server.zk_partition_admin import ZkPartitionAdmin
@@ -58,8 +66,10 @@ class ZkAdminManager:
         cache: MetadataCache,
         admin_zk: AdminZkClient,
         rng: random.Random | None = None,
+        limits: PartitionLimits | None = None,
     ) -> None:
         self._config = config
+        self._limits = limits or PartitionLimits.from_config(config, file_limit=open_file_limit())
         self._cache = cache
         self._zk = admin_zk
         self._rng = rng or random.Random()
@@ -113,16 +123,20 @@ class ZkAdminManager:
         if self._cache.partition_count(request.name) is not None:
             raise TopicExistsError(request.name)
         configs = validate_topic_configs(dict(request.configs or {}))
-        assignment = self._assignment_for(request, safe=safe)
+        assignment = await self._assignment_for(request, safe=safe)
         await self._zk_call(self._zk.validate_topic_create, request.name)
         if not validate_only:
             await self._zk_call(self._zk.create_topic, request.name, assignment, configs)
             logger.info("topic %s requested with %d partition(s)", request.name, len(assignment))
         return len(assignment)
 
-    def _assignment_for(self, request: TopicRequest, *, safe: bool) -> dict[int, tuple[int, ...]]:
+    async def _assignment_for(self, request: TopicRequest, *, safe: bool) -> dict[int, tuple[int, ...]]:
+        """The checked placement; partition limits are checked by arithmetic before it is computed (on a
+        worker thread: it is pure, and a large one takes a while) and per broker after."""
         broker_ids, racks = self._placement(safe=safe)
+        existing = self._existing_partitions()
         if request.assignment:
+            self._limits.check_assignment(request.name, request.assignment, existing)
             if request.num_partitions != -1 or request.replication_factor != -1:
                 raise KafkaError(
                     ErrorCode.INVALID_REQUEST,
@@ -131,20 +145,44 @@ class ZkAdminManager:
             assignment = {p: tuple(r) for p, r in request.assignment.items()}
             validate_assignment(assignment, live_brokers=broker_ids)
             return assignment
+        partitions, factor = self._counts_of(request)
+        self._limits.check_count(request.name, partitions, factor, existing, broker_ids)
+        assignment = await asyncio.to_thread(assign_replicas, broker_ids, partitions, factor, rng=self._rng,
+                                             racks=racks)
+        self._limits.check_assignment(request.name, assignment, existing)
+        return assignment
+
+    def _counts_of(self, request: TopicRequest) -> tuple[int, int]:
+        """Partitions and replication factor of a creation without an assignment, defaults applied."""
         partitions = request.num_partitions if request.num_partitions != -1 else self._config.get_int("num.partitions")
         factor = (
             request.replication_factor
             if request.replication_factor != -1
             else self._config.get_int("default.replication.factor")
         )
-        return assign_replicas(broker_ids, partitions, factor, rng=self._rng, racks=racks)
+        return partitions, factor
+
+    def _existing_partitions(self) -> PartitionCounts:
+        """Every partition the metadata cache knows, with its replicas per broker."""
+        return PartitionCounts.of(
+            (state.replicas for state in self._cache.get_topic(name).partitions.values())
+            for name in self._cache.topic_names()
+        )
 
     # --- topics created on behalf of the broker (auto-creation, internal topics) ------------
 
     def auto_create(self, name: str) -> TopicMetadata | ErrorCode:
         if not self._config.get_bool("auto.create.topics.enable") or is_internal_topic(name):
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        self.create_topic(TopicRequest(name))
+        request = TopicRequest(name)
+        try:
+            # Refused at once (Kafka answers the refusal's error) rather than failing in the background.
+            self._limits.check_count(name, *self._counts_of(request), self._existing_partitions(),
+                                     self._placement()[0])
+        except KafkaError as exc:
+            logger.warning("cannot auto-create topic %s: %s", name, exc)
+            return exc.code
+        self.create_topic(request)
         return ErrorCode.LEADER_NOT_AVAILABLE
 
     def create_topic(self, request: TopicRequest) -> None:
@@ -222,7 +260,8 @@ class ZkAdminManager:
         grown: dict[str, int] = {}
         for request in requests:
             try:
-                await self._zk_call(self._grow, request, validate_only, *self._placement())
+                existing = self._check_growth(request)
+                await self._zk_call(self._grow, request, validate_only, existing, *self._placement())
             except Exception as exc:
                 outcomes.append(zookeeper_outcome(exc, where=f"adding partitions to {request.name}"))
                 continue
@@ -238,8 +277,22 @@ class ZkAdminManager:
             for r, result in zip(requests, outcomes)
         ]
 
+    def _check_growth(self, request: PartitionsRequest) -> PartitionCounts:
+        """The partition limits by arithmetic, before ZooKeeper is read; returns the counts to check the
+        placement against."""
+        self._limits.check_topic_size(request.name, request.count)
+        existing = self._existing_partitions()
+        current = self._cache.partition_count(request.name)
+        if current is not None and request.count > current and request.assignment is None:
+            first = self._cache.get_topic(request.name).partitions.get(0)
+            factor = len(first.replicas) if first is not None else 1
+            self._limits.check_count(request.name, request.count - current, factor, existing,
+                                     self._placement()[0])
+        return existing
+
     def _grow(
-        self, request: PartitionsRequest, validate_only: bool, broker_ids: list[int], racks: dict[int, str | None]
+        self, request: PartitionsRequest, validate_only: bool, existing: PartitionCounts, broker_ids: list[int],
+        racks: dict[int, str | None],
     ) -> None:
         """On a worker thread: read the assignment, place the new partitions, write conditionally."""
         for _ in range(MAX_CONFLICTS):
@@ -248,6 +301,7 @@ class ZkAdminManager:
             if current.adding_replicas or current.removing_replicas:
                 raise KafkaError(ErrorCode.REASSIGNMENT_IN_PROGRESS, f"topic {request.name} is being reassigned")
             added = self._new_partitions(request, current.partitions, broker_ids, racks)
+            self._limits.check_assignment(request.name, added, existing)
             if validate_only:
                 return
             updated = TopicAssignment(current.topic_id, {**current.partitions, **added})

@@ -1,4 +1,8 @@
-"""CreatePartitions: grow a topic to ``count``; in a cluster the answer waits for the new leaders."""
+"""CreatePartitions: grow a topic to ``count``; in a cluster the answer waits for the new leaders.
+
+The new count is checked against the partition limits before anything is
+placed or written, as CreateTopics checks a new topic's.
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
 """CreateTopics: each topic validated and created on its own; errors per topic.
 
-In a cluster the answer waits (up to the request's ``timeout_ms``) for the
-new partitions' leaders; ``validate_only`` checks everything and writes nothing.
+Every check, the partition limits (``max.partitions``, ``max.broker.partitions``)
+included, runs before anything is written; the creation itself yields the
+event loop to other clients while it opens logs or writes ZooKeeper. In a
+cluster the answer waits (up to the request's ``timeout_ms``) for the new
+partitions' leaders; ``validate_only`` checks everything and writes nothing.
 """
 
 from __future__ import annotations
