@@ -121,7 +121,7 @@ _DEFINITIONS = (
         INT,
         INT_MAX,
         "Most connections the broker holds at once; past it, new ones wait in the listen backlog. "
-        "The inter-broker listener is exempt.",
+        "The inter-broker listener is exempt when there are others.",
         at_least(0),
     ),
     _p(

@@ -56,8 +56,8 @@ from broker_core.server.handlers import bind_handlers, served_apis
 from broker_core.server.idle_expiry import IdleExpiryManager, scan_interval_s
 from broker_core.server.internal_topic_adapter import BrokerInternalTopic
 from broker_core.server.isr_manager import IsrManager
-from broker_core.server.metadata_cache import MetadataCache
 from broker_core.server.memory_pool import MemoryPool
+from broker_core.server.metadata_cache import MetadataCache
 from broker_core.server.metadata_view import MetadataView, StoreMetadataView, leader_of
 from broker_core.server.producer_ids import ProducerIdManager
 from broker_core.server.purgatory import FetchPurgatory

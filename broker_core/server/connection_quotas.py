@@ -2,8 +2,8 @@
 
 ``max.connections`` is broker-wide: when it is reached, the acceptors stop
 accepting and a new connection waits in the listen backlog until one closes
-(:meth:`ConnectionQuotas.wait_for_slot`). The inter-broker listener is exempt,
-so replication and controller traffic always get through (Kafka also closes
+(:meth:`ConnectionQuotas.wait_for_slot`). The inter-broker listener is exempt
+when there are others, so replication and controller traffic always get through (Kafka also closes
 the least recently used client connection then; Spate does not).
 ``max.connections.per.ip`` (with ``max.connections.per.ip.overrides`` per host)
 is checked once a connection is accepted: one over the limit is closed at once
@@ -49,9 +49,11 @@ class ConnectionLimits:
         overrides = {_resolve(host, key, text): count for host, count in parse_connection_overrides(text).items()}
         max_per_ip = config.get_int("max.connections.per.ip")
         if max_per_ip == 0 and not overrides:
-            raise ConfigError(f"must be set when max.connections.per.ip is 0: otherwise no client can connect",
+            raise ConfigError("must be set when max.connections.per.ip is 0: otherwise no client can connect",
                               key=key)
-        return cls(config.get_int("max.connections"), max_per_ip, overrides, config.inter_broker_listener_name)
+        # As in Kafka, the inter-broker listener is only exempt when clients have another one to be limited on.
+        protected = config.inter_broker_listener_name if len(config.listeners) > 1 else None
+        return cls(config.get_int("max.connections"), max_per_ip, overrides, protected)
 
     def limit_for(self, address: str) -> int:
         return self.per_ip_overrides.get(address, self.max_per_ip)
