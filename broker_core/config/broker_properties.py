@@ -11,6 +11,8 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Mapping
 
+from broker_core.config.connection_overrides import FORMAT as CONNECTION_OVERRIDES_FORMAT
+from broker_core.config.connection_overrides import check_connection_overrides
 from broker_core.config.definitions import (
     INT_MAX,
     LONG_MAX,
@@ -46,6 +48,7 @@ DEFAULT_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEX
 _LISTENERS = CustomCheck(check_listener_list, "a list of NAME://host:port with distinct names")
 _PROTOCOL_MAP = CustomCheck(check_protocol_map, "a list of LISTENER_NAME:SECURITY_PROTOCOL")
 _ZOOKEEPER_CONNECT = CustomCheck(check_zookeeper_connect, f"empty or {CONNECT_FORMAT}")
+_CONNECTION_OVERRIDES = CustomCheck(check_connection_overrides, CONNECTION_OVERRIDES_FORMAT)
 
 
 def _p(
@@ -107,9 +110,43 @@ _DEFINITIONS = (
     ),
     _p("socket.request.max.bytes", INT, 104857600, "Largest request the broker accepts.", at_least(1)),
     _p("socket.listen.backlog.size", INT, 50, "Backlog of pending connections on each listening socket.", at_least(1)),
-    _p("connections.max.idle.ms", LONG, 600000, "Idle connections are closed after this long."),
-    _p("max.connections", INT, INT_MAX, "Most connections the broker accepts at once.", at_least(0)),
-    _p("max.connections.per.ip", INT, INT_MAX, "Most connections accepted from one address.", at_least(0)),
+    _p(
+        "connections.max.idle.ms",
+        LONG,
+        600000,
+        "A connection that completes no request for this long is closed; negative never closes one.",
+    ),
+    _p(
+        "max.connections",
+        INT,
+        INT_MAX,
+        "Most connections the broker holds at once; past it, new ones wait in the listen backlog. "
+        "The inter-broker listener is exempt when there are others.",
+        at_least(0),
+    ),
+    _p(
+        "max.connections.per.ip",
+        INT,
+        INT_MAX,
+        "Most connections from one address; one more is closed at once.",
+        at_least(0),
+    ),
+    _p(
+        "max.connections.per.ip.overrides",
+        STRING,
+        "",
+        "Per-host exceptions to max.connections.per.ip, as host:count,host:count.",
+        _CONNECTION_OVERRIDES,
+    ),
+    # Kafka's default is -1 (unbounded); a bound keeps many large requests from exhausting memory.
+    _p(
+        "queued.max.request.bytes",
+        LONG,
+        268435456,
+        "Request bytes read but not yet answered, across connections, before the broker stops reading; "
+        "-1 is unbounded.",
+        at_least(-1),
+    ),
     # Logs.
     _p("log.dir", STRING, "/tmp/spate-logs", "Directory of the log data, used when log.dirs is unset."),
     _p("log.dirs", LIST, None, "Directories of the log data; overrides log.dir.", NonEmptyDistinctList(), ("log.dir",)),

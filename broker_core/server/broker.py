@@ -13,6 +13,14 @@ for controller last. Shutdown runs the same way backwards, a cluster broker
 first moving its leadership away (controlled shutdown) while it still
 serves, and ends with checkpoints, so the next start skips log recovery.
 
+Serving stops before anything it needs: the listeners close, connections read
+no more requests, requests still queued are dropped and parked ones (long-poll
+fetches, delayed produces) get ``SHUTDOWN_PARKED_GRACE_S`` to complete; the
+writers answer what was handled within ``SHUTDOWN_FLUSH_GRACE_S`` (a client
+that does not read its answers is cut off then), and every connection is
+closed before the rest of the broker stops. A stop therefore ends in bounded
+time however many clients are connecting or sending meanwhile.
+
 Every listener is served (``socket_server``); the requests of each are
 handled with a context of their own, whose metadata view names the brokers
 by their endpoints on that listener (Kafka's rule), so clients and brokers
@@ -24,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import socket
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -46,8 +53,10 @@ from broker_core.server.context import BrokerContext
 from broker_core.server.controlled_shutdown import ControlledShutdown
 from broker_core.server.dispatch import RequestDispatcher
 from broker_core.server.handlers import bind_handlers, served_apis
+from broker_core.server.idle_expiry import IdleExpiryManager, scan_interval_s
 from broker_core.server.internal_topic_adapter import BrokerInternalTopic
 from broker_core.server.isr_manager import IsrManager
+from broker_core.server.memory_pool import MemoryPool
 from broker_core.server.metadata_cache import MetadataCache
 from broker_core.server.metadata_view import MetadataView, StoreMetadataView, leader_of
 from broker_core.server.producer_ids import ProducerIdManager
@@ -69,6 +78,10 @@ from spate.structs import TopicPartition
 
 logger = logging.getLogger(__name__)
 
+# On stop: how long parked requests may still complete, then how long writers may take to send what was answered.
+SHUTDOWN_PARKED_GRACE_S = 0.5
+SHUTDOWN_FLUSH_GRACE_S = 2.0
+
 
 def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
@@ -84,6 +97,8 @@ class Broker:
         self.config = config
         self._clock = clock
         self._connections: dict[asyncio.Task[None], ClientConnection] = {}
+        # queued.max.request.bytes: request bytes read and not yet answered, across connections.
+        self._memory_pool = MemoryPool(config.get_int("queued.max.request.bytes"))
         self._background: list[asyncio.Task[None]] = []
         self._stopped = asyncio.Event()
         self._fatal: BaseException | None = None
@@ -347,6 +362,10 @@ class Broker:
         for name, interval_ms, job in jobs:
             if 0 < interval_ms < 2**31:
                 self._background.append(asyncio.create_task(self._every(name, interval_ms, job), name=name))
+        max_idle_ms = config.get_int("connections.max.idle.ms")
+        if max_idle_ms >= 0:
+            self._background.append(asyncio.create_task(self._expire_idle_connections(max_idle_ms),
+                                                        name="idle-connections"))
 
     def _run_retention(self) -> None:
         deleted = self.replicas.log_manager.run_retention(self._clock())
@@ -361,14 +380,21 @@ class Broker:
             except Exception:
                 logger.exception("background job %s failed", name)
 
+    async def _expire_idle_connections(self, max_idle_ms: int) -> None:
+        """connections.max.idle.ms: close connections that completed no request for that long."""
+        expiry: IdleExpiryManager[ClientConnection] = IdleExpiryManager(max_idle_ms)
+        while True:
+            await asyncio.sleep(scan_interval_s(max_idle_ms))
+            for connection in expiry.expired(self._connections.values()):
+                logger.debug("closing %s: no request for %d ms (connections.max.idle.ms)", connection.peer,
+                             max_idle_ms)
+                connection.abort()
+
     async def _on_connection(self, listener_name: str, reader: asyncio.StreamReader,
                              writer: asyncio.StreamWriter) -> None:
-        sock = writer.get_extra_info("socket")
-        if sock is not None:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         connection = ClientConnection(
             reader, writer, self._dispatcher, listener_name=listener_name, versions=self._versions,
-            max_request_size=self.config.get_int("socket.request.max.bytes"),
+            max_request_size=self.config.get_int("socket.request.max.bytes"), memory_pool=self._memory_pool,
         )
         task = asyncio.current_task()
         self._connections[task] = connection
@@ -389,10 +415,10 @@ class Broker:
         self._stopped.set()
 
     async def stop(self) -> None:
-        """Move leadership away (cluster), stop accepting, finish nothing new, checkpoint and close every log."""
+        """Move leadership away (cluster), stop serving (bounded), checkpoint and close every log."""
         if self._serving and self.membership is not None and self._fatal is None:
             await self._controlled_shutdown()
-        self._socket_server.close()
+        await self._stop_serving()
         for task in self._background:
             task.cancel()
         if self._group_coordinator is not None:
@@ -405,14 +431,7 @@ class Broker:
             await self._isr_manager.close()
         if self.replicas is not None:
             await self.replicas.shutdown_fetchers()
-        # Connections stop their own reader and writer tasks; cancelling the
-        # connection task itself would race the stream machinery's callbacks.
-        for connection in self._connections.values():
-            connection.close()
-        # Parked long-poll fetches are dropped rather than waited out.
-        if self._dispatcher is not None:
-            await self._dispatcher.stop()
-        await asyncio.gather(*self._background, *self._connections, return_exceptions=True)
+        await asyncio.gather(*self._background, return_exceptions=True)
         if self._admin is not None:
             await self._admin.close()
         if self._producer_ids is not None:
@@ -427,6 +446,27 @@ class Broker:
                 self.store.unregister_broker(self.config.node_id)
             self.store.close()
         logger.info("broker %d stopped cleanly", self.config.node_id)
+
+    async def _stop_serving(self) -> None:
+        """Stop accepting and reading, let handled requests be answered, then close every connection; bounded."""
+        self._serving = False
+        self._socket_server.stop_accepting()
+        # Connections stop their own reader and writer tasks; cancelling the
+        # connection task itself would race the stream machinery's callbacks.
+        for connection in list(self._connections.values()):
+            connection.stop_reading()
+        if self._dispatcher is not None:
+            await self._dispatcher.stop(grace_s=SHUTDOWN_PARKED_GRACE_S)
+        # Every writer now ends at its first dropped request, or once it has sent all it has.
+        tasks = set(self._socket_server.connection_tasks)
+        if tasks:
+            _, late = await asyncio.wait(tasks, timeout=SHUTDOWN_FLUSH_GRACE_S)
+            for connection in list(self._connections.values()):
+                connection.abort()
+            if late:
+                _, stuck = await asyncio.wait(late, timeout=SHUTDOWN_FLUSH_GRACE_S)
+                if stuck:
+                    logger.warning("%d connection(s) did not close; stopping anyway", len(stuck))
 
     async def _controlled_shutdown(self) -> None:
         if not self.config.get_bool("controlled.shutdown.enable"):

@@ -9,6 +9,17 @@ one write, which costs less than setting up a ``sendfile``.
 
 A frame that cannot be parsed closes this connection only, as Kafka does;
 other connections are unaffected.
+
+Request bytes come from the broker's :class:`MemoryPool`
+(``queued.max.request.bytes``): a frame's size is taken as soon as its size
+prefix is in, and given back once the request is answered. While the pool is
+exhausted the reader reads nothing, so a large frame waits in the client's and
+the kernel's buffers. Every request, an ``acks=0`` Produce too, passes through
+the writer, which gives its memory back in order.
+
+On broker shutdown the reader stops first (:meth:`ClientConnection.stop_reading`);
+the writer then answers what is already handled and ends at the first request
+the dispatcher dropped; :meth:`ClientConnection.abort` ends both at once.
 """
 
 from __future__ import annotations
@@ -18,6 +29,7 @@ import logging
 from typing import Any, Mapping
 
 from broker_core.server.dispatch import RequestDispatcher
+from broker_core.server.memory_pool import MemoryPool
 from broker_core.storage.fetch_slice import FetchSlice
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.connection import Request, ServerConnection, encode_response_parts
@@ -46,10 +58,12 @@ class ClientConnection:
         listener_name: str,
         versions: Mapping[ApiKey, VersionRange],
         max_request_size: int,
+        memory_pool: MemoryPool,
     ) -> None:
         self._reader = reader
         self._writer = writer
         self._dispatcher = dispatcher
+        self._pool = memory_pool
         self.listener_name = listener_name
         peer = writer.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
@@ -57,14 +71,37 @@ class ClientConnection:
         self._codec = ServerConnection(max_request_size=max_request_size, versions=versions, client_host=client_host)
         self._pending: asyncio.Queue[tuple[Request | None, Any] | None] = asyncio.Queue(MAX_IN_FLIGHT_PER_CONNECTION)
         self._tasks: tuple[asyncio.Task[None], ...] = ()
+        self._reading = True
+        # Pool bytes this connection holds: its unanswered requests plus ``_reserved``, the frame being read.
+        self._held = 0
+        self._reserved = 0
+        self.waiting_for_memory = False
+        # Read by the idle check, which compares it between scans.
+        self.requests_read = 0
+
+    @property
+    def busy(self) -> bool:
+        """A request waits for its answer, or the connection waits for request memory: not idle."""
+        return self._held > self._reserved or self.waiting_for_memory
 
     async def serve(self) -> None:
+        if not self._reading:  # stopped before it started
+            self._writer.transport.abort()
+            return
         reader = asyncio.create_task(self._read_requests_until_closed(), name=f"reader-{self.peer}")
         writer = asyncio.create_task(self._write_responses(), name=f"writer-{self.peer}")
         self._tasks = (reader, writer)
+        try:
+            await self._serve_until_done(reader, writer)
+        finally:
+            self._pool.release(self._held)
+            self._held = self._reserved = 0
+            self._writer.close()
+
+    async def _serve_until_done(self, reader: asyncio.Task[None], writer: asyncio.Task[None]) -> None:
         await asyncio.wait(self._tasks, return_when=asyncio.FIRST_COMPLETED)
         if not writer.done():
-            # The peer stopped sending: answer what it asked, then stop. The
+            # The peer stopped sending (or the broker stopped reading): answer what it asked, then stop. The
             # sentinel may wait for room in the queue, which the writer makes.
             closing = asyncio.ensure_future(self._pending.put(None))
             await asyncio.wait((closing, writer), return_when=asyncio.FIRST_COMPLETED)
@@ -77,10 +114,16 @@ class ClientConnection:
         for outcome in await asyncio.gather(reader, writer, return_exceptions=True):
             if isinstance(outcome, Exception):
                 logger.debug("connection %s ended with %r", self.peer, outcome)
-        self._writer.close()
 
-    def close(self) -> None:
-        """Stop reading and writing now (broker shutdown); ``serve`` then returns."""
+    def stop_reading(self) -> None:
+        """Read no more requests (broker shutdown): the writer answers what was read, then ``serve`` returns."""
+        self._reading = False
+        if self._tasks:
+            self._tasks[0].cancel()
+
+    def abort(self) -> None:
+        """Stop reading and writing now, and drop the socket; ``serve`` then returns."""
+        self._reading = False
         for task in self._tasks:
             task.cancel()
         self._writer.transport.abort()
@@ -91,19 +134,41 @@ class ClientConnection:
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
 
+    async def _reserve_request_memory(self) -> None:
+        """Before reading more: wait while the pool is exhausted, and take the size of a frame whose prefix is
+        in (its body is what the next reads bring)."""
+        if self._reserved:
+            return
+        pool = self._pool
+        if pool.available <= 0:
+            self.waiting_for_memory = True
+            try:
+                await pool.wait_for_memory()
+            finally:
+                self.waiting_for_memory = False
+        size = self._codec.pending_frame_size
+        if size is not None:
+            pool.allocate(size)
+            self._reserved = size
+            self._held += size
+
     async def _read_requests(self) -> None:
+        codec, pool, dispatcher, pending = self._codec, self._pool, self._dispatcher, self._pending
         while True:
+            if not self._reserved and (pool.available <= 0 or codec.pending_frame_size is not None):
+                await self._reserve_request_memory()
             data = await self._reader.read(READ_CHUNK)
             if not data:
                 return
-            self._codec.receive_data(data)
+            codec.receive_data(data)
             while True:
                 try:
-                    request = self._codec.next_request()
+                    request = codec.next_request()
                 except UnsupportedVersionError as exc:
+                    self._release_reserved()
                     if exc.header is not None and exc.header.api_key == ApiKey.API_VERSIONS:
-                        reply = self._codec.encode_unsupported_version(exc.header.correlation_id)
-                        await self._pending.put((None, reply))
+                        reply = codec.encode_unsupported_version(exc.header.correlation_id)
+                        await pending.put((None, reply))
                         continue
                     logger.info("closing %s: %s", self.peer, exc)
                     return
@@ -115,13 +180,24 @@ class ClientConnection:
                     return
                 if request is None:
                     break
-                future = await self._dispatcher.submit(request, self.listener_name)
-                if request.expects_response:
-                    await self._pending.put((request, future))
+                self.requests_read += 1
+                if self._reserved:  # the frame whose size was taken before it was complete
+                    self._reserved = 0
+                else:
+                    pool.allocate(request.size)
+                    self._held += request.size
+                await pending.put((request, await dispatcher.submit(request, self.listener_name)))
+
+    def _release_reserved(self) -> None:
+        if self._reserved:
+            self._pool.release(self._reserved)
+            self._held -= self._reserved
+            self._reserved = 0
 
     async def _write_responses(self) -> None:
+        pending, pool = self._pending, self._pool
         while True:
-            item = await self._pending.get()
+            item = await pending.get()
             if item is None:
                 return
             request, payload = item
@@ -139,20 +215,24 @@ class ClientConnection:
                 logger.exception("%s v%d from %s failed; closing", request.api_key.name, request.api_version, self.peer)
                 self._writer.transport.abort()
                 return
-            parts = encode_response_parts(request.header.correlation_id, request.api_key, request.api_version, body)
-            # Everything up to the next large file range goes out in one write (one syscall).
-            pending: list[Any] = []
-            for part in parts:
-                if not isinstance(part, FileRangeRef):
-                    pending.append(part)
-                elif part.size < SENDFILE_MIN_BYTES:
-                    pending.append(part.payload.read_bytes())
-                else:
-                    self._writer.writelines(pending)
-                    pending = []
-                    await self._send_file_range(part)
-            self._writer.writelines(pending)
-            await self._writer.drain()
+            if request.expects_response:
+                parts = encode_response_parts(request.header.correlation_id, request.api_key, request.api_version,
+                                              body)
+                # Everything up to the next large file range goes out in one write (one syscall).
+                chunk: list[Any] = []
+                for part in parts:
+                    if not isinstance(part, FileRangeRef):
+                        chunk.append(part)
+                    elif part.size < SENDFILE_MIN_BYTES:
+                        chunk.append(part.payload.read_bytes())
+                    else:
+                        self._writer.writelines(chunk)
+                        chunk = []
+                        await self._send_file_range(part)
+                self._writer.writelines(chunk)
+                await self._writer.drain()
+            self._held -= request.size
+            pool.release(request.size)
 
     async def _send_file_range(self, ref: FileRangeRef) -> None:
         file_slice: FetchSlice = ref.payload

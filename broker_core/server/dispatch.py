@@ -9,6 +9,11 @@ sockets: that is the broker's backpressure. Handlers run on the event loop, so
 storage keeps a single writer per partition without locks. A handler that
 must wait (a long-poll fetch) returns an awaitable, which completes on its own
 task so the handler task is free at once.
+
+Stopping (:meth:`RequestDispatcher.stop`) takes nothing new: requests still
+queued are dropped (their futures cancelled, so the connection writers that
+wait on them stop), and parked ones get a bounded grace to complete before
+they are dropped too. A request submitted after that is dropped at once.
 """
 
 from __future__ import annotations
@@ -34,26 +39,41 @@ class RequestDispatcher:
         self._workers = workers
         self._tasks: list[asyncio.Task[None]] = []
         self._deferred: set[asyncio.Future[Any]] = set()
+        self._closed = False
 
     def start(self) -> None:
         self._tasks = [asyncio.create_task(self._work(), name=f"request-handler-{i}") for i in range(self._workers)]
 
-    async def stop(self) -> None:
+    async def stop(self, grace_s: float = 0.0) -> None:
+        """Take no more requests, drop the queued ones, give parked ones up to ``grace_s`` to complete, then drop
+        them; returns once every handler task has ended."""
+        self._closed = True
         for task in self._tasks:
             task.cancel()
+        self._drop_queued()
+        if self._deferred and grace_s > 0:
+            await asyncio.wait(set(self._deferred), timeout=grace_s)
         for deferred in list(self._deferred):
             deferred.cancel()
+        await asyncio.gather(*self._tasks, *self._deferred, return_exceptions=True)
+        self._drop_queued()
+
+    def _drop_queued(self) -> None:
         while not self._queue.empty():
             item = self._queue.get_nowait()
             if item is not None:
                 item[2].cancel()
-        await asyncio.gather(*self._tasks, *self._deferred, return_exceptions=True)
 
     async def submit(self, request: Request, listener_name: str) -> asyncio.Future[Any]:
         """Queue ``request``, which arrived on ``listener_name``; waits while the queue is full. The future
-        gets the response body."""
+        gets the response body; it is cancelled if the dispatcher stops first."""
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if self._closed:
+            future.cancel()
+            return future
         await self._queue.put((request, listener_name, future))
+        if self._closed:  # queued while stopping, after the queue was emptied: nothing will take it
+            future.cancel()
         return future
 
     async def _work(self) -> None:

@@ -9,20 +9,33 @@ listener bound. Only PLAINTEXT listeners are served; any other security
 protocol is refused when the configuration is read.
 
 Binding happens before the broker registers (an ephemeral port must be known
-to be advertised); serving starts only when the broker is ready.
+to be advertised); listening (with ``socket.listen.backlog.size``) and serving
+start only when the broker is ready.
+
+Each listening socket has an acceptor task, as Kafka's Acceptor: it waits for
+a connection slot (``max.connections``) before it accepts, so past that limit
+new connections wait in the listen backlog; then it counts the connection
+against its address (``max.connections.per.ip``) and closes one over the limit
+at once. A connection's slot is given back when its handler returns.
+:meth:`SocketServer.stop_accepting` closes the listening sockets; a connection
+accepted before that but not yet handed over is closed then too.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 from dataclasses import dataclass
-from typing import Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 from broker_core.cluster.endpoint import PLAINTEXT, EndPoint
 from broker_core.config.broker_config import BrokerConfig
 from broker_core.config.errors import ConfigError
 from broker_core.config.listeners import Listener
+from broker_core.server.connection_quotas import ConnectionLimits, ConnectionQuotas, TooManyConnectionsError
+
+logger = logging.getLogger(__name__)
 
 ConnectionHandler = Callable[[str, asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -52,24 +65,27 @@ class BoundListener:
 
 
 class SocketServer:
-    def __init__(self, config: BrokerConfig, on_connection: ConnectionHandler) -> None:
+    def __init__(self, config: BrokerConfig, on_connection: ConnectionHandler,
+                 quotas: ConnectionQuotas | None = None) -> None:
         self._config = config
         self._listeners = plaintext_listeners(config)
         self._on_connection = on_connection
-        self._servers: list[asyncio.base_events.Server] = []
+        self.quotas = quotas if quotas is not None else ConnectionQuotas(ConnectionLimits.from_config(config))
+        self.backlog = config.get_int("socket.listen.backlog.size")
+        self._sockets: dict[str, list[socket.socket]] = {}
+        self._acceptors: list[asyncio.Task[None]] = []
+        # Every accepted connection until its handler returns, including one not yet handed over.
+        self.connection_tasks: set[asyncio.Task[None]] = set()
+        self.accepting = False
         self.bound: dict[str, BoundListener] = {}
 
     async def bind(self) -> None:
-        """Bind every listener without serving yet; on failure, what was bound is closed again."""
+        """Bind every listener without listening yet; on failure, what was bound is closed again."""
         ports: dict[str, int] = {}
         try:
             for listener in self._listeners:
-                server = await asyncio.start_server(
-                    self._handler(listener.name), listener.host or None, listener.port, reuse_address=True,
-                    start_serving=False,
-                )
-                self._servers.append(server)
-                ports[listener.name] = server.sockets[0].getsockname()[1]
+                sockets = self._sockets[listener.name] = await _bind(listener)
+                ports[listener.name] = sockets[0].getsockname()[1]
         except BaseException:
             self.close()
             raise
@@ -83,12 +99,6 @@ class SocketServer:
                 advertised=listener.name in advertised,
             )
 
-    def _handler(self, listener_name: str) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]:
-        def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Awaitable[None]:
-            return self._on_connection(listener_name, reader, writer)
-
-        return handle
-
     def advertised_endpoints(self) -> tuple[EndPoint, ...]:
         """What the broker registers: its advertised listeners, in ``advertised.listeners`` order."""
         order = [listener.name for listener in self._config.advertised_listeners]
@@ -100,8 +110,47 @@ class SocketServer:
         return self.bound[self._listeners[0].name].port if self.bound else None
 
     async def start_serving(self) -> None:
-        for server in self._servers:
-            await server.start_serving()
+        self.accepting = True
+        for name, sockets in self._sockets.items():
+            for sock in sockets:
+                sock.listen(self.backlog)
+                self._acceptors.append(asyncio.create_task(self._accept(name, sock), name=f"acceptor-{name}"))
+
+    async def _accept(self, listener_name: str, listening: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        quotas = self.quotas
+        while True:
+            await quotas.wait_for_slot(listener_name)
+            try:
+                sock, address = await loop.sock_accept(listening)
+            except OSError as exc:  # out of descriptors, or the peer gave up in the backlog: keep accepting
+                logger.warning("accepting on listener %s failed: %s", listener_name, exc)
+                await asyncio.sleep(0.1)
+                continue
+            host = address[0] if isinstance(address, tuple) else str(address)
+            try:
+                counted = quotas.inc(host)
+            except TooManyConnectionsError as exc:
+                logger.info("closing a connection from %s on listener %s: %s", host, listener_name, exc)
+                sock.close()
+                continue
+            task = asyncio.create_task(self._serve(listener_name, sock, counted), name=f"connection-{host}")
+            self.connection_tasks.add(task)
+            task.add_done_callback(self.connection_tasks.discard)
+
+    async def _serve(self, listener_name: str, sock: socket.socket, counted: str) -> None:
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            reader, writer = await asyncio.open_connection(sock=sock)
+            if not self.accepting:  # accepted just before the listeners closed
+                writer.transport.abort()
+                return
+            await self._on_connection(listener_name, reader, writer)
+        except OSError as exc:
+            logger.debug("connection on listener %s failed: %s", listener_name, exc)
+            sock.close()
+        finally:
+            self.quotas.dec(counted)
 
     def describe(self) -> str:
         return ", ".join(
@@ -110,9 +159,52 @@ class SocketServer:
             for b in self.bound.values()
         )
 
+    def stop_accepting(self) -> None:
+        """Close the listening sockets; connections already handed over go on until the broker closes them."""
+        self.accepting = False
+        for acceptor in self._acceptors:
+            acceptor.cancel()
+        self._acceptors = []
+        for sockets in self._sockets.values():
+            for sock in sockets:
+                sock.close()
+
     def close(self) -> None:
-        for server in self._servers:
-            server.close()
+        self.stop_accepting()
+
+
+async def _bind(listener: Listener) -> list[socket.socket]:
+    """One socket per address the listener's host resolves to (a wildcard host: every family), on one port."""
+    loop = asyncio.get_running_loop()
+    infos = await loop.getaddrinfo(listener.host or None, listener.port, family=socket.AF_UNSPEC,
+                                   type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    sockets: list[socket.socket] = []
+    port = listener.port
+    seen: set[tuple[int, Any]] = set()
+    try:
+        for family, kind, proto, _, address in infos:
+            if (family, address) in seen:
+                continue
+            seen.add((family, address))
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            # An ephemeral port: the first socket's, so every family of the listener has the same one.
+            address = (address[0], port, *address[2:])
+            try:
+                sock.bind(address)
+            except OSError as exc:
+                raise OSError(exc.errno, f"error while attempting to bind on address {address!r}: "
+                              f"{exc.strerror.lower() if exc.strerror else exc}") from None
+            sock.setblocking(False)
+            port = sock.getsockname()[1]
+    except BaseException:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets
 
 
 def _endpoint(listener: Listener, bound_port: int) -> EndPoint:

@@ -170,6 +170,11 @@ class ServerConnection:
         """Bytes of an incomplete request still waiting for the rest."""
         return self._frames.buffered
 
+    @property
+    def pending_frame_size(self) -> int | None:
+        """Payload size of the incomplete request being received, once its size prefix is in."""
+        return self._frames.pending_frame_size
+
     def receive_data(self, data: bytes | bytearray | memoryview) -> None:
         self._frames.receive_data(data)
 
@@ -332,6 +337,11 @@ class ClientConnection:
         self._next_correlation_id = (correlation_id + 1) % _CORRELATION_ID_LIMIT
         if expects_response(api_key, body):
             self._pending.append(_Pending(correlation_id, api_key, api_version))
+
+    @property
+    def pending_frame_size(self) -> int | None:
+        """Payload size of the incomplete request being received, once its size prefix is in."""
+        return self._frames.pending_frame_size
 
     def receive_data(self, data: bytes | bytearray | memoryview) -> None:
         self._frames.receive_data(data)

@@ -51,6 +51,14 @@ class FrameReader:
         """Bytes received but not yet returned as a frame."""
         return len(self._buf) - self._start
 
+    @property
+    def pending_frame_size(self) -> int | None:
+        """The payload size announced by the incomplete frame at the head of the buffer, once its size prefix
+        has arrived; None before that (a size outside the limit is refused by :meth:`next_frame`)."""
+        if self._refused is not None or len(self._buf) - self._start < SIZE_PREFIX:
+            return None
+        return _SIZE.unpack_from(self._buf, self._start)[0]
+
     def receive_data(self, data: bytes | bytearray | memoryview) -> None:
         if self._refused is None:  # a refused stream is dead; do not let it grow
             self._buf += data

@@ -52,6 +52,19 @@ def test_a_request_split_across_reads_is_returned_once_complete() -> None:
     assert conn.next_request() is None and conn.buffered == 0
 
 
+def test_the_pending_frame_size_is_known_once_the_size_prefix_is_in() -> None:
+    conn = ServerConnection()
+    data = heartbeat_frame() + heartbeat_frame(correlation_id=8)
+    conn.receive_data(data[:3])
+    assert conn.pending_frame_size is None
+    conn.receive_data(data[3:10])
+    assert conn.next_request() is None
+    assert conn.pending_frame_size == len(heartbeat_frame()) - 4
+    conn.receive_data(data[10:])
+    assert conn.next_request() is not None and conn.next_request() is not None
+    assert conn.pending_frame_size is None
+
+
 def test_pipelined_requests_in_one_read_come_out_in_order() -> None:
     conn = ServerConnection()
     conn.receive_data(b"".join(heartbeat_frame(correlation_id=i) for i in range(5)))
