@@ -59,6 +59,7 @@ from broker_core.server.isr_manager import IsrManager
 from broker_core.server.memory_pool import MemoryPool
 from broker_core.server.metadata_cache import MetadataCache
 from broker_core.server.metadata_view import MetadataView, StoreMetadataView, leader_of
+from broker_core.server.partition_limits import raise_open_file_limit
 from broker_core.server.producer_ids import ProducerIdManager
 from broker_core.server.purgatory import FetchPurgatory
 from broker_core.server.replica_manager import ReplicaManager
@@ -127,6 +128,8 @@ class Broker:
     async def start(self) -> None:
         config = self.config
         self._loop = asyncio.get_running_loop()
+        # Each partition keeps files open: the partition limits count on the hard limit, not a shell's default.
+        raise_open_file_limit()
         topic_configs: dict[str, dict[str, str]] = {}
         if self.cluster_mode:
             self.membership = ClusterMembership(

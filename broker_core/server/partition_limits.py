@@ -47,6 +47,18 @@ def open_file_limit() -> int | None:
     return None if soft == resource.RLIM_INFINITY else soft
 
 
+def raise_open_file_limit() -> int | None:
+    """Take the hard limit on open files as the soft one (service units set LimitNOFILE for Kafka the same
+    way); returns the limit now in force, None when unlimited. A limit that cannot be changed stays."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (ValueError, OSError):
+            pass
+    return open_file_limit()
+
+
 def partitions_within_open_files(limit: int | None) -> int | None:
     """How many partitions ``limit`` open files can hold next to the reserve; None when unlimited."""
     if limit is None:

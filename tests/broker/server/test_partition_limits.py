@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import resource
 import time
 
 import pytest
@@ -12,6 +13,7 @@ from broker_core.server.partition_limits import (
     PartitionCounts,
     PartitionLimits,
     partitions_within_open_files,
+    raise_open_file_limit,
 )
 from spate.protocol.errors import ErrorCode, KafkaError
 
@@ -109,3 +111,13 @@ def test_existing_counts_add_up_replicas_per_broker() -> None:
     counts = PartitionCounts.of([[(0, 1), (1, 2)], [(2,)]])
     assert (counts.total, counts.per_broker) == (3, {0: 1, 1: 2, 2: 2})
     assert counts.plus(PartitionCounts(2, {0: 2})) == PartitionCounts(5, {0: 3, 1: 2, 2: 2})
+
+
+def test_the_broker_takes_the_hard_open_file_limit_as_its_own() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        if hard != resource.RLIM_INFINITY and hard > 64:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))
+        assert raise_open_file_limit() == (None if hard == resource.RLIM_INFINITY else hard)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
