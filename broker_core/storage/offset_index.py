@@ -48,7 +48,8 @@ class OffsetIndex(IndexFile):
         """The last entry, or ``(base_offset, 0)`` when empty."""
         if self.entries == 0:
             return OffsetPosition(self.base_offset, 0)
-        return self.entry(self.entries - 1)
+        relative, position = self._last_raw()  # type: ignore[misc]
+        return OffsetPosition(self.base_offset + relative, position)
 
     def entry(self, slot: int) -> OffsetPosition:
         relative, position = self.entry_tuple(slot)

@@ -52,7 +52,8 @@ class TimeIndex(IndexFile):
         """The last entry, or ``(NO_TIMESTAMP, base_offset)`` when empty."""
         if self.entries == 0:
             return TimestampOffset(NO_TIMESTAMP, self.base_offset)
-        return self.entry(self.entries - 1)
+        timestamp, relative = self._last_raw()  # type: ignore[misc]
+        return TimestampOffset(timestamp, self.base_offset + relative)
 
     def entry(self, slot: int) -> TimestampOffset:
         timestamp, relative = self.entry_tuple(slot)

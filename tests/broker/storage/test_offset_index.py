@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import struct
 from pathlib import Path
 
@@ -113,11 +114,24 @@ def test_a_size_that_is_not_a_whole_number_of_entries_is_corrupt(tmp_path: Path)
         OffsetIndex(path, BASE, 1024)
 
 
-def test_data_after_an_empty_entry_is_corrupt(tmp_path: Path):
+def test_an_empty_entry_between_entries_fails_the_sanity_check(tmp_path: Path):
     path = tmp_path / "i.index"
     path.write_bytes(struct.pack(">ii", 1, 10) + bytes(8) + struct.pack(">ii", 3, 30))
-    with pytest.raises(CorruptIndexError, match="after an empty entry"):
-        OffsetIndex(path, BASE, 1024)
+    index = OffsetIndex(path, BASE, 1024)
+    with pytest.raises(CorruptIndexError, match="does not increase"):
+        index.sanity_check(log_size=100)
+
+
+def test_opening_a_preallocated_index_reads_a_few_entries_not_its_zero_tail(tmp_path: Path, monkeypatch):
+    path = tmp_path / "i.index"
+    entries = [struct.pack(">ii", i + 1, (i + 1) * 100) for i in range(1000)]
+    path.write_bytes(b"".join(entries) + bytes(8 * 1_000_000))
+    reads = []
+    real_pread = os.pread
+    monkeypatch.setattr(os, "pread", lambda fd, n, at: reads.append(n) or real_pread(fd, n, at))
+    index = OffsetIndex(path, BASE, 16 * 1024 * 1024)
+    assert index.entries == 1000
+    assert len(reads) <= 25 and sum(reads) <= 25 * 8
 
 
 @pytest.mark.parametrize(
