@@ -165,9 +165,8 @@ _DEFINITIONS = (
         INT,
         20000,
         "Most partition replicas one broker may host; creations that would exceed it on any broker are refused "
-        "(POLICY_VIOLATION). The default lets 10,000 partitions live on a broker with room to grow; each "
-        "partition keeps about 3 files open, so the broker also holds no more than its open-file limit "
-        "(ulimit -n, less a reserve for connections) allows: raise that limit to about 3 x this value + 1024.",
+        "(POLICY_VIOLATION). The default lets 10,000 partitions live on a broker with room to grow; partitions "
+        "keep no files open between uses (see log.max.open.files), so the open-file limit does not bound them.",
         at_least(1),
     ),
     _p("default.replication.factor", INT, 1, "Replication factor of topics created without one.", at_least(1)),
@@ -194,6 +193,16 @@ _DEFINITIONS = (
     _p("log.retention.bytes", LONG, -1, "Segments are deleted while a partition exceeds this size; -1 for no limit."),
     _p("log.retention.check.interval.ms", LONG, 300000, "How often retention runs.", at_least(1)),
     _p("log.cleanup.policy", LIST, ("delete",), "delete, compact, or both.", ValidList(CLEANUP_POLICIES)),
+    _p(
+        "log.max.open.files",
+        INT,
+        4096,
+        "Most descriptors all segment files (.log, .index, .timeindex) of the broker hold together; the least "
+        "recently used are closed past it and reopen on their next read or append. Lowered to what the "
+        "open-file limit (ulimit -n) leaves after 1024 reserved for connections. Kafka keeps every segment "
+        "file open instead.",
+        at_least(16),
+    ),
     _p("log.index.interval.bytes", INT, 4096, "Bytes of log between two offset index entries.", at_least(0)),
     _p(
         "log.index.size.max.bytes",

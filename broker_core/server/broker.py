@@ -59,7 +59,7 @@ from broker_core.server.isr_manager import IsrManager
 from broker_core.server.memory_pool import MemoryPool
 from broker_core.server.metadata_cache import MetadataCache
 from broker_core.server.metadata_view import MetadataView, StoreMetadataView, leader_of
-from broker_core.server.partition_limits import raise_open_file_limit
+from broker_core.server.partition_limits import LOG_MAX_OPEN_FILES, raise_open_file_limit, segment_file_cap
 from broker_core.server.producer_ids import ProducerIdManager
 from broker_core.server.purgatory import FetchPurgatory
 from broker_core.server.replica_manager import ReplicaManager
@@ -128,8 +128,8 @@ class Broker:
     async def start(self) -> None:
         config = self.config
         self._loop = asyncio.get_running_loop()
-        # Each partition keeps files open: the partition limits count on the hard limit, not a shell's default.
-        raise_open_file_limit()
+        # Segment files share the open-file limit with connections: count on the hard limit, not a shell's default.
+        file_limit = raise_open_file_limit()
         topic_configs: dict[str, dict[str, str]] = {}
         if self.cluster_mode:
             self.membership = ClusterMembership(
@@ -148,6 +148,7 @@ class Broker:
             topic_config=lambda topic: (
                 LogConfig(**to_log_config_kwargs(config, topic_configs[topic])) if topic in topic_configs else None
             ),
+            max_open_files=segment_file_cap(config.get_int(LOG_MAX_OPEN_FILES), file_limit),
         )
         self.replicas = ReplicaManager(
             node_id=config.node_id, log_manager=log_manager, broker_config=config, clock=self._clock,

@@ -2,11 +2,14 @@
 
 ``max.partitions`` bounds the partitions of all topics together (cluster-wide
 in a cluster); ``max.broker.partitions`` bounds the partition replicas one
-broker hosts. Each partition keeps files open (a segment's log, offset index
-and time index), so a broker also cannot host more partitions than its
-open-file limit holds: the per-broker limit in force is the smaller of
-``max.broker.partitions`` and what ``RLIMIT_NOFILE`` leaves after a reserve
-for connections. Brokers of a cluster are taken to run with the same limit.
+broker hosts. A partition keeps no file open between uses: segment files are
+opened when read or written and the least recently used are closed past
+``log.max.open.files`` (``broker_core/storage/open_files.py``), so the
+open-file limit does not bound the partition count. It bounds that cap
+instead: the storage gets what ``RLIMIT_NOFILE`` leaves after a reserve for
+connections (:func:`segment_file_cap`), and a limit that cannot even hold the
+reserve and the smallest cap leaves no room for partitions at all. Brokers of
+a cluster are taken to run with the same limit.
 
 Every CreateTopics, CreatePartitions and auto-creation is checked twice,
 before anything is written:
@@ -31,12 +34,14 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
 from broker_core.config.broker_config import BrokerConfig
+from broker_core.storage.open_files import MIN_CAPACITY
 from spate.protocol.errors import ErrorCode, KafkaError
 
 MAX_PARTITIONS = "max.partitions"
 MAX_BROKER_PARTITIONS = "max.broker.partitions"
-# A partition's active segment keeps its .log, .index and .timeindex open.
-FILES_PER_PARTITION = 3
+LOG_MAX_OPEN_FILES = "log.max.open.files"
+# Descriptors a partition holds between uses: none (its segment files share log.max.open.files).
+FILES_PER_PARTITION = 0
 # Open files kept for connections, checkpoints and the metadata store.
 MAX_RESERVED_FILES = 1024
 
@@ -59,12 +64,31 @@ def raise_open_file_limit() -> int | None:
     return open_file_limit()
 
 
+def _reserve(limit: int) -> int:
+    return min(MAX_RESERVED_FILES, limit // 4)
+
+
+def segment_file_cap(configured: int, limit: int | None) -> int:
+    """The descriptors segment files may hold: ``log.max.open.files``, lowered to what ``limit`` leaves
+    after the reserve (never below the storage's minimum)."""
+    if limit is None:
+        return max(configured, MIN_CAPACITY)
+    return max(MIN_CAPACITY, min(configured, limit - _reserve(limit)))
+
+
 def partitions_within_open_files(limit: int | None) -> int | None:
-    """How many partitions ``limit`` open files can hold next to the reserve; None when unlimited."""
+    """How many partitions ``limit`` open files can hold next to the reserve; None when not bounded by files.
+
+    Partitions hold no descriptors of their own, so any count fits once the
+    limit holds the reserve and the smallest segment file cap; below that, none does.
+    """
     if limit is None:
         return None
-    reserve = min(MAX_RESERVED_FILES, limit // 4)
-    return max(0, (limit - reserve) // FILES_PER_PARTITION)
+    if limit - _reserve(limit) < MIN_CAPACITY:
+        return 0
+    if FILES_PER_PARTITION == 0:
+        return None
+    return (limit - _reserve(limit) - MIN_CAPACITY) // FILES_PER_PARTITION
 
 
 @dataclass(frozen=True)
@@ -116,8 +140,8 @@ class PartitionLimits:
     def _broker_limit_text(self) -> str:
         text = f"{MAX_BROKER_PARTITIONS}={self.max_broker_partitions}"
         if self.per_broker < self.max_broker_partitions:
-            text += (f" (lowered to {self.per_broker} by the open-file limit: {FILES_PER_PARTITION} open files "
-                     "a partition)")
+            text += (f" (lowered to {self.per_broker} by the open-file limit, which cannot hold the "
+                     f"{MIN_CAPACITY} segment files the storage needs next to {MAX_RESERVED_FILES} reserved)")
         return text
 
     def check_topic_size(self, topic: str, count: int) -> None:

@@ -24,8 +24,12 @@ class BatchReader:
     needs few syscalls.
     """
 
-    def __init__(self, fd: int, end: int, *, window: int = INITIAL_WINDOW, max_window: int = MAX_WINDOW) -> None:
+    def __init__(
+        self, fd: int, end: int, *, window: int = INITIAL_WINDOW, max_window: int = MAX_WINDOW, owner: object = None
+    ) -> None:
+        """``owner``, when given, is the file object of ``fd``: held so the descriptor stays open."""
         self._fd = fd
+        self._owner = owner
         self._end = end
         self._window = window
         self._max_window = max(window, max_window)

@@ -10,7 +10,9 @@ offsets' meaning or indexes. The segment turns offsets into a starting
 position with its offset index and asks this file to walk from there.
 
 Writes use ``pwrite`` at the end and reads ``pread``, so reads on the same
-descriptor see every completed append without seeking. A write that fails
+descriptor see every completed append without seeking. The descriptor is
+opened on first use and may be closed while idle by the broker's
+:class:`OpenFileCache`; the size is kept in memory, so closing loses nothing. A write that fails
 part-way is cut off again (``ftruncate``), so the file never ends inside a
 batch it reported as failed. The file is not fsynced here except by
 ``flush``; after a crash the segment's recovery re-validates the tail.
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import BinaryIO, Iterator
 
 from broker_core.storage.batch_reader import BatchReader, pread_fully
+from broker_core.storage.open_files import UNBOUNDED, OpenFileCache, SegmentFile
 from broker_core.storage.time_index import TimestampOffset
 from spate.records.batch import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, batch_crc, validate_batch
 from spate.records.errors import CorruptRecordError
@@ -45,14 +48,28 @@ class SegmentRead:
 
 
 class FileRecords:
-    """The open ``.log`` file of one segment (created when absent)."""
+    """The ``.log`` file of one segment (created when absent), opened while in use."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, open_files: OpenFileCache = UNBOUNDED) -> None:
         self._path = path
-        self._file: BinaryIO = open(path, "r+b" if path.exists() else "x+b", buffering=0)
-        self._fd = self._file.fileno()
-        self._size = os.fstat(self._fd).st_size
+        self._open_files = open_files
+        self._file: SegmentFile | None = None
+        try:
+            self._size = os.stat(path).st_size
+        except FileNotFoundError:
+            # A new segment is about to be written: keep the descriptor that created it.
+            self._file = SegmentFile(path, "x+")
+            self._size = 0
+            open_files.touch(self, 1)
         self._closed = False
+
+    @property
+    def _fd(self) -> int:
+        return self.file.fileno()
+
+    def close_idle(self) -> None:
+        """Drop the descriptor (a slice still holding the file keeps it open until sent)."""
+        self._file = None
 
     @property
     def path(self) -> Path:
@@ -60,14 +77,28 @@ class FileRecords:
 
     @property
     def file(self) -> BinaryIO:
-        return self._file
+        """The open file, opened again if the cache closed it."""
+        file = self._file
+        if file is None:
+            if self._closed:
+                raise ValueError(f"{self._path} is closed")
+            file = self._file = SegmentFile(self._path, "r+")
+            self._open_files.touch(self, 1)
+        else:
+            self._open_files.refresh(self)
+        return file
+
+    @property
+    def is_open(self) -> bool:
+        """Whether a descriptor is held right now."""
+        return self._file is not None
 
     @property
     def size(self) -> int:
         return self._size
 
     def last_modified_ms(self) -> int:
-        return os.fstat(self._fd).st_mtime_ns // 1_000_000
+        return os.stat(self._path).st_mtime_ns // 1_000_000
 
     # --------------------------------------------------------------- writing
 
@@ -103,9 +134,11 @@ class FileRecords:
     # --------------------------------------------------------------- reading
 
     def reader(self, *, window: int | None = None) -> BatchReader:
+        # The reader holds the file object: the descriptor outlives an eviction meanwhile.
+        file = self.file
         if window is None:
-            return BatchReader(self._fd, self._size)
-        return BatchReader(self._fd, self._size, window=window)
+            return BatchReader(file.fileno(), self._size, owner=file)
+        return BatchReader(file.fileno(), self._size, window=window, owner=file)
 
     def header_at(self, position: int) -> BatchHeader:
         """The header of the batch at ``position`` (framing not validated)."""
@@ -209,13 +242,16 @@ class FileRecords:
     # ------------------------------------------------------------ lifecycle
 
     def rename_to(self, target: Path) -> None:
-        """Rename the file; the open descriptor stays valid."""
+        """Rename the file; an open descriptor stays valid, a later open uses the new name."""
         os.replace(self._path, target)
         self._path = target
 
     def close(self) -> None:
         if not self._closed:
-            self._file.close()
+            self._open_files.forget(self)
+            if self._file is not None:
+                self._file.close()
+                self._file = None
             self._closed = True
 
     def __repr__(self) -> str:

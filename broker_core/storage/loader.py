@@ -41,6 +41,7 @@ from broker_core.storage.config import LogConfig
 from broker_core.storage.errors import CorruptIndexError, LogDirError
 from broker_core.storage.files import FileKind, FileState, parse_segment_file_name, segment_paths
 from broker_core.storage.fs import fsync_directory
+from broker_core.storage.open_files import UNBOUNDED, OpenFileCache
 from broker_core.storage.segment import LogSegment
 from broker_core.storage.segments import LogSegments
 from broker_core.storage.txn_index import CorruptTxnIndexError
@@ -56,6 +57,7 @@ class LoadedLog:
     """What the loader hands to the live log."""
 
     segments: LogSegments
+    open_files: OpenFileCache
     log_start_offset: int
     recovery_point: int
     next_offset: int
@@ -72,14 +74,17 @@ def load_log(
     recovery_point: int = 0,
     log_start_offset: int | None = None,
     had_clean_shutdown: bool = False,
+    open_files: OpenFileCache = UNBOUNDED,
 ) -> LoadedLog:
     """Open every segment of ``directory`` (created when missing), recovering as needed.
+
+    The segments take descriptors from ``open_files`` as they need them.
 
     Raises ``LogDirError`` when the directory or a file in it cannot be used.
     """
     _ensure_directory(directory)
     try:
-        return _load(directory, config, clock, recovery_point, log_start_offset, had_clean_shutdown)
+        return _load(directory, config, clock, recovery_point, log_start_offset, had_clean_shutdown, open_files)
     except OSError as exc:
         raise LogDirError(directory, f"cannot load the log: {exc}") from exc
 
@@ -91,19 +96,20 @@ def _load(
     recovery_point: int,
     log_start_offset: int | None,
     had_clean_shutdown: bool,
+    open_files: OpenFileCache,
 ) -> LoadedLog:
     now_ms = clock()
     _settle_leftovers(directory)
     segments = LogSegments()
     for base_offset in _live_log_bases(directory):
-        segments.add(_open_segment(directory, base_offset, config, now_ms))
+        segments.add(_open_segment(directory, base_offset, config, now_ms, open_files))
 
-    loaded = LoadedLog(segments, 0, 0, 0)
+    loaded = LoadedLog(segments, open_files, 0, 0, 0)
     for segment in segments:
         _check_txn_index(segment, loaded)
     if len(segments) == 0:
         start = log_start_offset if log_start_offset is not None else 0
-        segments.add(_open_segment(directory, start, config, now_ms))
+        segments.add(_open_segment(directory, start, config, now_ms, open_files))
     else:
         _recover_segments(segments, loaded, recovery_point, had_clean_shutdown)
 
@@ -115,7 +121,7 @@ def _load(
         for segment in segments:
             segments.remove(segment.base_offset)
             segment.delete_files()
-        segments.add(_open_segment(directory, start, config, now_ms))
+        segments.add(_open_segment(directory, start, config, now_ms, open_files))
         next_offset = start
         first, last = _ends(segments)
 
@@ -202,13 +208,16 @@ def _load_trusted(segment: LogSegment, previous_next: int | None) -> None:
         _log.error("flushed segment %s lost %d bytes to corruption", segment.log_path, truncated)
 
 
-def _open_segment(directory: Path, base_offset: int, config: LogConfig, now_ms: int) -> LogSegment:
+def _open_segment(
+    directory: Path, base_offset: int, config: LogConfig, now_ms: int, open_files: OpenFileCache
+) -> LogSegment:
     return LogSegment(
         directory,
         base_offset,
         index_interval_bytes=config.index_interval_bytes,
         max_index_size=config.segment_index_bytes,
         created_ms=now_ms,
+        open_files=open_files,
     )
 
 

@@ -45,6 +45,7 @@ from broker_core.storage.loader import LoadedLog, load_log
 from broker_core.storage.log_dir_failures import LogDirFailureChannel, reports_io_errors
 from broker_core.storage.log_flusher import LogFlusher
 from broker_core.storage.log_validator import AppendInfo, ValidatedAppend, validate_append
+from broker_core.storage.open_files import UNBOUNDED, OpenFileCache
 from broker_core.storage.pending_deletes import PendingDeletes
 from broker_core.storage.retention import RetentionPolicy, deletable_prefix
 from broker_core.storage.segment import LogSegment, SegmentInfo
@@ -63,6 +64,7 @@ class LocalLog:
         self._config = config
         self._clock = clock
         self._segments: LogSegments = loaded.segments
+        self._open_files = loaded.open_files
         self._log_start_offset = loaded.log_start_offset
         self._next_offset = loaded.next_offset
         self._flusher = LogFlusher(directory, loaded.segments, recovery_point=loaded.recovery_point, clock=clock)
@@ -77,6 +79,7 @@ class LocalLog:
     def open(
         cls, directory: Path, config: LogConfig, *, clock: Clock, recovery_point: int = 0,
         log_start_offset: int | None = None, had_clean_shutdown: bool = False,
+        open_files: OpenFileCache = UNBOUNDED,
     ) -> LocalLog:
         """Open (or create) the log in ``directory``, recovering what a crash left.
 
@@ -85,7 +88,7 @@ class LocalLog:
         """
         loaded = load_log(
             directory, config, clock=clock, recovery_point=recovery_point,
-            log_start_offset=log_start_offset, had_clean_shutdown=had_clean_shutdown,
+            log_start_offset=log_start_offset, had_clean_shutdown=had_clean_shutdown, open_files=open_files,
         )
         return cls(directory, config, clock, loaded)
 
@@ -237,7 +240,7 @@ class LocalLog:
         config = self._config
         segment = LogSegment(
             self._dir, base_offset, index_interval_bytes=config.index_interval_bytes,
-            max_index_size=config.segment_index_bytes, created_ms=self._clock(),
+            max_index_size=config.segment_index_bytes, created_ms=self._clock(), open_files=self._open_files,
         )
         segment.activate()
         self._segments.add(segment)

@@ -50,6 +50,7 @@ from broker_core.storage.files import (
 from broker_core.storage.fs import write_atomically
 from broker_core.storage.local_log import Clock, LocalLog
 from broker_core.storage.log_dir_failures import LogDirFailureChannel
+from broker_core.storage.open_files import OpenFileCache
 
 _log = logging.getLogger(__name__)
 
@@ -72,11 +73,14 @@ class LogManager:
         topic_config: Callable[[str], LogConfig | None] | None = None,
         unique_id: Callable[[], str] | None = None,
         failures: LogDirFailureChannel | None = None,
+        max_open_files: int | None = None,
     ) -> None:
         """Load every log found under ``log_dirs``.
 
         ``topic_config`` gives a topic's own config (None: the default);
-        ``unique_id`` names directories of deleted partitions.
+        ``unique_id`` names directories of deleted partitions;
+        ``max_open_files`` bounds the descriptors of all segment files
+        together (``log.max.open.files``; None: no bound).
         Raises ``LogDirError`` when no log dir is a usable directory or a
         partition is present in two log dirs, ``CorruptCheckpointError`` for
         an unparsable checkpoint file.
@@ -92,6 +96,11 @@ class LogManager:
         self._topic_config = topic_config or (lambda topic: None)
         self._unique_id = unique_id or (lambda: uuid.uuid4().hex)
         self._logs: dict[TopicPartition, LocalLog] = {}
+        # Logs per log dir, so that placing a new log does not scan every log.
+        self._dir_counts: dict[Path, int] = {d: 0 for d in resolved}
+        self.open_files = OpenFileCache(max_open_files)
+        # Dirs whose checkpoints still name deleted logs: rewritten before a log is created there.
+        self._stale_checkpoints: set[Path] = set()
         self._deleting: list[_PendingLogDelete] = []
         self._shut_down = False
         self.failures = failures or LogDirFailureChannel(resolved)
@@ -145,14 +154,27 @@ class LogManager:
                 raise LogDirError(
                     Path(entry.path), f"partition {tp} is also in {self._logs[tp].directory.parent}"
                 )
-            self._logs[tp] = self._watched(LocalLog.open(
+            self._add(tp, self._watched(LocalLog.open(
                 Path(entry.path),
                 self._config_for(tp.topic),
                 clock=self._clock,
                 recovery_point=recovery_points.get(tp, 0),
                 log_start_offset=log_starts.get(tp),
                 had_clean_shutdown=clean,
-            ))
+                open_files=self.open_files,
+            )))
+
+    def _add(self, tp: TopicPartition, log: LocalLog) -> None:
+        self._logs[tp] = log
+        parent = log.directory.parent
+        self._dir_counts[parent] = self._dir_counts.get(parent, 0) + 1
+
+    def _discard(self, tp: TopicPartition) -> LocalLog | None:
+        log = self._logs.pop(tp, None)
+        if log is not None:
+            parent = log.directory.parent
+            self._dir_counts[parent] = self._dir_counts.get(parent, 1) - 1
+        return log
 
     def _watched(self, log: LocalLog) -> LocalLog:
         log.failures = self.failures
@@ -201,20 +223,27 @@ class LogManager:
         if not live:
             raise LogDirError(self._dirs[0], f"cannot create the log of {tp}: every log dir is offline")
         name = partition_dir_name(tp)
-        log_dir = min(live, key=lambda d: sum(1 for log in self._logs.values() if log.directory.parent == d))
+        log_dir = min(live, key=lambda d: self._dir_counts.get(d, 0))
+        if log_dir in self._stale_checkpoints:
+            # A recovery point of a deleted log must not apply to a new one of the same name.
+            self._write_checkpoints(log_dir)
         try:
-            log = self._watched(LocalLog.open(log_dir / name, config or self._config_for(topic), clock=self._clock))
+            log = self._watched(LocalLog.open(
+                log_dir / name, config or self._config_for(topic), clock=self._clock, open_files=self.open_files
+            ))
         except LogDirError as exc:
             self.failures.report(log_dir, exc)
             raise
-        self._logs[tp] = log
+        self._add(tp, log)
         return log
 
     def take_offline(self, log_dir: Path) -> list[TopicPartition]:
         """Drop and close (as far as the failed dir allows) every log in the offline ``log_dir``."""
         gone = sorted(tp for tp, log in self._logs.items() if log.directory.parent == log_dir)
         for tp in gone:
-            log = self._logs.pop(tp)
+            log = self._discard(tp)
+            if log is None:
+                continue
             try:
                 log.close()
             except Exception as exc:  # the dir failed: what is left of the log stays as it is
@@ -231,13 +260,15 @@ class LogManager:
         """Take the partition offline now and remove its files after ``file.delete.delay.ms``."""
         self._check_running()
         tp = TopicPartition(topic, partition)
-        log = self._logs.pop(tp, None)
+        log = self._discard(tp)
         if log is None:
             return False
         target = log.directory.parent / deletion_dir_name(tp, self._unique_id())
         log.detach_to(target)
         self._deleting.append(_PendingLogDelete(log, self._clock() + log.config.file_delete_delay_ms))
-        self._write_checkpoints(log.directory.parent)
+        # Rewritten once before the next creation in that dir (or by the periodic checkpoint), not per
+        # deletion: deleting a topic of n partitions would rewrite files of n entries n times.
+        self._stale_checkpoints.add(target.parent)
         return True
 
     # ------------------------------------------------------------ background
@@ -290,6 +321,7 @@ class LogManager:
     def _write_checkpoints(self, log_dir: Path) -> None:
         if self.failures.is_offline(log_dir):
             return
+        self._stale_checkpoints.discard(log_dir)
         logs = {tp: log for tp, log in self._logs.items() if log.directory.parent == log_dir}
         try:
             OffsetCheckpointFile(log_dir / RECOVERY_POINT_CHECKPOINT).write(

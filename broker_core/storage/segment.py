@@ -33,6 +33,7 @@ from broker_core.storage.errors import CorruptIndexError
 from broker_core.storage.file_records import RECOVERY_WINDOW, FileRecords, SegmentRead
 from broker_core.storage.files import FileState, SegmentPaths, segment_paths
 from broker_core.storage.offset_index import OffsetIndex
+from broker_core.storage.open_files import UNBOUNDED, OpenFileCache
 from broker_core.storage.time_index import TimeIndex, TimestampOffset
 from broker_core.storage.txn_index import AbortedTxn, TransactionIndex, TxnIndexSearchResult
 from spate.records.batch import HEADER_SIZE, NO_TIMESTAMP, BatchHeader
@@ -65,8 +66,12 @@ class LogSegment:
         index_interval_bytes: int,
         max_index_size: int,
         created_ms: int,
+        open_files: OpenFileCache = UNBOUNDED,
     ) -> None:
         """Open (creating when absent) the segment's files.
+
+        Descriptors are taken on first use and given back when
+        ``open_files`` needs room; only a new segment's ``.log`` starts open.
 
         Index files that cannot even be opened (not a whole number of entries)
         are replaced by empty ones and ``needs_index_rebuild`` is set; call
@@ -78,7 +83,8 @@ class LogSegment:
         self._paths = segment_paths(directory, base_offset)
         self._index_interval = index_interval_bytes
         self._created_ms = created_ms
-        self._log = FileRecords(self._paths.log)
+        self._log = FileRecords(self._paths.log, open_files)
+        self._open_files = open_files
         # A non-empty log without its index files needs them rebuilt.
         self.needs_index_rebuild = self._log.size > 0 and not (
             self._paths.index.exists() and self._paths.time_index.exists()
@@ -96,11 +102,11 @@ class LogSegment:
 
     def _open_index(self, cls: type[_Index], path: Path, max_index_size: int) -> _Index:
         try:
-            return cls(path, self.base_offset, max_index_size)
+            return cls(path, self.base_offset, max_index_size, self._open_files)
         except CorruptIndexError:
             self.needs_index_rebuild = True
             path.unlink()
-            return cls(path, self.base_offset, max_index_size)
+            return cls(path, self.base_offset, max_index_size, self._open_files)
 
     # ------------------------------------------------------------ properties
 

@@ -14,7 +14,9 @@ from broker_core.server.partition_limits import (
     PartitionLimits,
     partitions_within_open_files,
     raise_open_file_limit,
+    segment_file_cap,
 )
+from broker_core.storage.open_files import MIN_CAPACITY
 from spate.protocol.errors import ErrorCode, KafkaError
 
 INT32_MAX = 2**31 - 1
@@ -93,18 +95,28 @@ def test_a_topic_grown_beyond_max_partitions_is_invalid_partitions() -> None:
     LIMITS.check_topic_size("t", 100)
 
 
-def test_the_open_file_limit_lowers_the_per_broker_limit_and_says_so() -> None:
-    limits = PartitionLimits(100000, 20000, partitions_within_open_files(4096))
-    assert limits.per_broker == (4096 - 1024) // FILES_PER_PARTITION
-    error = refusal(limits.check_count, "t", 2000, 1, NOTHING, [0])
-    assert error.code == ErrorCode.POLICY_VIOLATION
-    assert "max.broker.partitions=20000 (lowered to 1024 by the open-file limit" in str(error)
-
-
-def test_a_small_open_file_limit_keeps_a_quarter_for_connections() -> None:
-    assert partitions_within_open_files(1024) == 768 // FILES_PER_PARTITION
+def test_partitions_hold_no_descriptors_so_the_open_file_limit_does_not_bound_them() -> None:
+    assert FILES_PER_PARTITION == 0
+    assert partitions_within_open_files(4096) is None
+    assert partitions_within_open_files(64) is None
     assert partitions_within_open_files(None) is None
-    assert PartitionLimits(10, 20, None).per_broker == 20
+    assert PartitionLimits(100000, 20000, partitions_within_open_files(4096)).per_broker == 20000
+
+
+def test_an_open_file_limit_without_room_for_segment_files_hosts_no_partition_and_says_so() -> None:
+    limits = PartitionLimits(100000, 20000, partitions_within_open_files(16))
+    assert limits.per_broker == 0
+    error = refusal(limits.check_count, "t", 1, 1, NOTHING, [0])
+    assert error.code == ErrorCode.POLICY_VIOLATION
+    assert "max.broker.partitions=20000 (lowered to 0 by the open-file limit" in str(error)
+
+
+def test_the_segment_file_cap_fits_under_the_open_file_limit_next_to_the_reserve() -> None:
+    assert segment_file_cap(4096, 20000) == 4096
+    assert segment_file_cap(4096, 3000) == 3000 - 750
+    assert segment_file_cap(100000, 20000) == 20000 - 1024
+    assert segment_file_cap(4096, None) == 4096
+    assert segment_file_cap(1, 20000) == MIN_CAPACITY
 
 
 def test_existing_counts_add_up_replicas_per_broker() -> None:

@@ -1,0 +1,185 @@
+"""One broker holding many partitions: produce throughput, descriptors, memory, creation and crash recovery.
+
+    .venv/bin/python -m tests.perf.partition_scale_bench [--partitions 1,1000,10000] [--seconds 8] [--no-recovery]
+
+For each partition count, a fresh ``spate broker start`` process (its soft
+open-file limit raised to the hard one) gets one topic of that many
+partitions; then:
+
+* creation: seconds from CreateTopics until a produce to the last partition
+  is acknowledged (every partition's log exists by then);
+* produce: confluent-kafka sends 1 KB records round-robin over every
+  partition (acks=1, linger.ms=5, no compression) for ``--seconds``; MB/s
+  counts acknowledged bytes;
+* descriptors (``/proc/PID/fd``) and RSS of the broker after the produce run;
+* recovery: the broker is killed with SIGKILL and started again on the same
+  data; seconds from the restart until a produce to the first and to the
+  last partition is acknowledged.
+
+Prints a Markdown table with the ratio of each row's throughput to the
+1-partition row's. The machine may be shared: compare rows of one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from confluent_kafka import KafkaException
+from confluent_kafka import Producer as ConfluentProducer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.support.broker_process import BrokerProcess
+
+RECORD_SIZE = 1024
+TOPIC = "scale"
+
+
+@dataclass
+class Row:
+    partitions: int
+    mb_per_s: float
+    records: int
+    fds: int
+    rss_mb: float
+    create_s: float
+    recovery_s: float | None
+
+
+def _raise_nofile() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def broker_fds(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def broker_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def produce_one(bootstrap: str, partition: int, timeout: float) -> None:
+    """Produce one record to ``partition`` until it is acknowledged or ``timeout`` passes."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        producer = ConfluentProducer({"bootstrap.servers": bootstrap, "acks": "1", "message.timeout.ms": 5000})
+        failures: list[object] = []
+        producer.produce(TOPIC, b"x", partition=partition, on_delivery=lambda err, msg: failures.append(err))
+        producer.flush(10)
+        if failures and failures[0] is None:
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"partition {partition} not writable after {timeout}s")
+
+
+def create_topic(bootstrap: str, partitions: int) -> float:
+    start = time.perf_counter()
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    future = admin.create_topics([NewTopic(TOPIC, partitions, 1)], request_timeout=600, operation_timeout=600)
+    future[TOPIC].result(600)
+    produce_one(bootstrap, partitions - 1, 600)
+    return time.perf_counter() - start
+
+
+def produce_round_robin(bootstrap: str, partitions: int, seconds: float) -> tuple[int, float]:
+    """Records acknowledged and seconds taken, sending round-robin for about ``seconds``."""
+    producer = ConfluentProducer({
+        "bootstrap.servers": bootstrap,
+        "acks": "1",
+        "linger.ms": 5,
+        "batch.size": 1_000_000,
+        "queue.buffering.max.kbytes": 65_536,
+        "queue.buffering.max.messages": 2_000_000,
+        "compression.type": "none",
+    })
+    payload = os.urandom(RECORD_SIZE)
+    acked = [0]
+
+    def delivered(err: KafkaException | None, _msg: object) -> None:
+        if err is None:
+            acked[0] += 1
+
+    start = time.perf_counter()
+    deadline = start + seconds
+    sent = 0
+    while time.perf_counter() < deadline:
+        try:
+            producer.produce(TOPIC, payload, partition=sent % partitions, on_delivery=delivered)
+            sent += 1
+        except BufferError:
+            producer.poll(0.001)
+        if sent % 1000 == 0:
+            producer.poll(0)
+    producer.flush(300)
+    return acked[0], time.perf_counter() - start
+
+
+def measure(partitions: int, seconds: float, recovery: bool, overrides: dict[str, str]) -> Row:
+    with tempfile.TemporaryDirectory(prefix="partition-scale-") as tmp:
+        broker = BrokerProcess(Path(tmp), overrides={"max.broker.partitions": "100000", **overrides})
+        broker.start(timeout=60)
+        try:
+            pid = broker.process.pid
+            create_s = create_topic(broker.bootstrap, partitions)
+            records, elapsed = produce_round_robin(broker.bootstrap, partitions, seconds)
+            fds, rss = broker_fds(pid), broker_rss_mb(pid)
+            recovery_s = None
+            if recovery:
+                broker.kill()
+                start = time.perf_counter()
+                broker.start(timeout=600)
+                produce_one(broker.bootstrap, 0, 600)
+                produce_one(broker.bootstrap, partitions - 1, 600)
+                recovery_s = time.perf_counter() - start
+            mb = records * RECORD_SIZE / elapsed / 1e6
+            return Row(partitions, mb, records, fds, rss, create_s, recovery_s)
+        finally:
+            broker.stop(timeout=120)
+
+
+def table(rows: list[Row]) -> str:
+    base = rows[0].mb_per_s if rows else 1.0
+    lines = [
+        "| partitions | produce MB/s | ratio to first row | broker fds | broker RSS MB | create s | SIGKILL recovery s |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        recovery = "–" if r.recovery_s is None else f"{r.recovery_s:.1f}"
+        lines.append(
+            f"| {r.partitions:,} | {r.mb_per_s:.1f} | {r.mb_per_s / base:.2f} | {r.fds:,} | {r.rss_mb:.0f} | "
+            f"{r.create_s:.1f} | {recovery} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--partitions", default="1,1000,10000", help="comma-separated partition counts")
+    parser.add_argument("--seconds", type=float, default=8.0, help="produce run length per row")
+    parser.add_argument("--no-recovery", action="store_true", help="skip the SIGKILL recovery measurement")
+    parser.add_argument("--override", action="append", default=[], help="broker property key=value")
+    args = parser.parse_args(argv)
+    _raise_nofile()
+    overrides = dict(item.split("=", 1) for item in args.override)
+    rows = []
+    for count in (int(p) for p in args.partitions.split(",")):
+        row = measure(count, args.seconds, not args.no_recovery, overrides)
+        print(f"{count} partitions: {row}", file=sys.stderr, flush=True)
+        rows.append(row)
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
