@@ -17,6 +17,7 @@ onResignation).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import uuid
 from pathlib import Path
@@ -108,14 +109,12 @@ class ReplicaManager:
         """
         key = (topic, index)
         self.fetchers.remove_fetcher_for_partitions([TopicPartition(topic, index)])
-        partition = self._partitions.get(key)
-        if partition is None:
-            partition = self._open(topic, index, leader_epoch, topic_configs, is_new=is_new)
-        partition.make_leader(
-            leader_epoch, isr=tuple(isr) or None, replicas=tuple(replicas) or None, partition_epoch=partition_epoch,
-            controller_epoch=controller_epoch, now_ms=self._clock(),
-        )
-        self._leaders.add(key)
+        with self._hosting(topic, index, leader_epoch, topic_configs, as_follower=False, is_new=is_new) as partition:
+            partition.make_leader(
+                leader_epoch, isr=tuple(isr) or None, replicas=tuple(replicas) or None,
+                partition_epoch=partition_epoch, controller_epoch=controller_epoch, now_ms=self._clock(),
+            )
+            self._leaders.add(key)
         # A smaller ISR may move the high watermark: acks=all produces and fetches waiting on it look again.
         self.purgatory.notify_append(key)
         return partition
@@ -148,26 +147,24 @@ class ReplicaManager:
         key = (topic, index)
         tp = TopicPartition(topic, index)
         self.fetchers.remove_fetcher_for_partitions([tp])
-        partition = self._partitions.get(key)
-        if partition is None:
-            partition = self._open(topic, index, leader_epoch, topic_configs, as_follower=True, is_new=is_new)
-        partition.make_follower(leader_id, leader_epoch, isr=tuple(isr), replicas=tuple(replicas),
-                                partition_epoch=partition_epoch)
-        if key in self._leaders:
-            self._leaders.discard(key)
-            partition.checkpoint()
-            # Fetches parked on a partition no longer led here answer NOT_LEADER_OR_FOLLOWER now.
-            self.purgatory.notify_append(key)
-        if leader_id < 0:
-            logger.info("%r has no leader at leader epoch %d: nothing to replicate", partition, leader_epoch)
-        elif leader_endpoint is None:
-            logger.error("%r follows broker %d at leader epoch %d, but that broker's endpoint is unknown; "
-                         "not replicating until a LeaderAndIsr names a reachable leader", partition, leader_id,
-                         leader_epoch)
-        else:
-            self.fetchers.add_fetcher_for_partitions(
-                {tp: InitialFetchState(leader_endpoint, leader_epoch, partition.high_watermark)}
-            )
+        with self._hosting(topic, index, leader_epoch, topic_configs, as_follower=True, is_new=is_new) as partition:
+            partition.make_follower(leader_id, leader_epoch, isr=tuple(isr), replicas=tuple(replicas),
+                                    partition_epoch=partition_epoch)
+            if key in self._leaders:
+                self._leaders.discard(key)
+                partition.checkpoint()
+                # Fetches parked on a partition no longer led here answer NOT_LEADER_OR_FOLLOWER now.
+                self.purgatory.notify_append(key)
+            if leader_id < 0:
+                logger.info("%r has no leader at leader epoch %d: nothing to replicate", partition, leader_epoch)
+            elif leader_endpoint is None:
+                logger.error("%r follows broker %d at leader epoch %d, but that broker's endpoint is unknown; "
+                             "not replicating until a LeaderAndIsr names a reachable leader", partition, leader_id,
+                             leader_epoch)
+            else:
+                self.fetchers.add_fetcher_for_partitions(
+                    {tp: InitialFetchState(leader_endpoint, leader_epoch, partition.high_watermark)}
+                )
         return partition
 
     def stop_replica(self, topic: str, index: int, *, delete: bool) -> None:
@@ -214,6 +211,44 @@ class ReplicaManager:
 
     def shutdown_idle_fetchers(self) -> None:
         self.fetchers.shutdown_idle_fetchers()
+
+    @contextlib.contextmanager
+    def _hosting(
+        self, topic: str, index: int, leader_epoch: int, topic_configs: dict[str, str], *, as_follower: bool,
+        is_new: bool,
+    ) -> Iterator[Partition]:
+        """The hosted partition, or one opened now for the body to lead or follow.
+
+        If opening it or the body fails (too many open files, a log dir
+        error), a partition opened here is closed again: it is no longer
+        hosted, and a log created for it is deleted, so nothing half-opened
+        stays behind (a log that existed before stays, as it was).
+        """
+        key = (topic, index)
+        hosted = self._partitions.get(key)
+        if hosted is not None:
+            yield hosted
+            return
+        had_log = self.log_manager.get_log(topic, index) is not None
+        try:
+            yield self._open(topic, index, leader_epoch, topic_configs, as_follower=as_follower, is_new=is_new)
+        except BaseException:
+            self._abandon(topic, index, delete_log=not had_log)
+            raise
+
+    def _abandon(self, topic: str, index: int, *, delete_log: bool) -> None:
+        """Undo a partition's opening that failed half-way."""
+        key = (topic, index)
+        self.fetchers.remove_fetcher_for_partitions([TopicPartition(topic, index)])
+        self._partitions.pop(key, None)
+        self._leaders.discard(key)
+        if not delete_log:
+            return
+        try:
+            if self.log_manager.delete_log(topic, index):
+                logger.info("removed the log of %s-%d, whose opening failed", topic, index)
+        except Exception as exc:  # the opening's own error is the one to answer
+            logger.warning("cannot remove the log of %s-%d after its opening failed: %s", topic, index, exc)
 
     def _open(
         self, topic: str, index: int, leader_epoch: int, topic_configs: dict[str, str], *, as_follower: bool = False,

@@ -26,13 +26,22 @@ Kafka's ``ReplicaManager.becomeLeaderOrFollower``, ``stopReplicas`` and
 
 Requests are applied one at a time, in arrival order (one lock, Kafka's
 ``replicaStateChangeLock``); only reading topic configs from ZooKeeper
-leaves the event loop.
+leaves the event loop. Opening or deleting thousands of partitions takes
+seconds, so a request's partitions are applied in slices of at most
+:data:`SLICE_S`, the loop free to serve other clients between slices; the
+lock keeps the next request waiting meanwhile. The mutations stay on the
+loop thread (as ``topic_manager`` does it): the replica and log managers
+need no locks of their own. Leadership listeners hear once the request's
+partitions are all applied — or, when it is cancelled (the broker stops),
+of those applied so far. A partition whose opening fails answers its own
+error and is left unopened (``ReplicaManager``); the others still apply.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
@@ -49,6 +58,8 @@ logger = logging.getLogger(__name__)
 EPOCH_DURING_DELETE = -2
 NO_BROKER_EPOCH = -1
 _ZERO_UUID = uuid.UUID(int=0)
+# Longest stretch of a request's partitions applied between two turns of the event loop.
+SLICE_S = 0.02
 
 # topic names -> each topic's config overrides (blocking: ZooKeeper)
 TopicConfigsReader = Callable[[list[str]], dict[str, dict[str, str]]]
@@ -68,6 +79,31 @@ class _LeaderAndIsrEntry:
     tp: TopicPartition
     topic_id: uuid.UUID | None
     state: Any  # LeaderAndIsrPartitionState
+
+
+class _LoopSlices:
+    """Gives the event loop a turn whenever the current slice has lasted :data:`SLICE_S`."""
+
+    def __init__(self, length_s: float = SLICE_S, clock: Callable[[], float] = time.monotonic) -> None:
+        self._length_s = length_s
+        self._clock = clock
+        self._end = clock() + length_s
+        self.turns = 0
+
+    async def pause(self) -> None:
+        if self._clock() >= self._end:
+            await asyncio.sleep(0)
+            self.turns += 1
+            self._end = self._clock() + self._length_s
+
+
+@dataclass
+class _Changed:
+    """What a request changed, for the leadership listeners: (topic, partition, leader epoch) or (topic, partition)."""
+
+    leaders: list[tuple[str, int, int]] = field(default_factory=list)
+    followers: list[tuple[str, int, int]] = field(default_factory=list)
+    stopped: list[tuple[str, int]] = field(default_factory=list)
 
 
 class ReplicaStateChanges:
@@ -126,23 +162,27 @@ class ReplicaStateChanges:
             outcome = StateChangeOutcome()
             accepted = [entry for entry in entries if self._accepts(entry, outcome)]
             configs = await self._configs_for(accepted, outcome)
-            leaders, followers = [], []
             live_leaders = {b.broker_id: BrokerEndpoint(b.broker_id, b.host_name, b.port) for b in body.live_leaders}
-            for entry in accepted:
-                if entry.tp in outcome.partitions:
-                    continue
-                became = self._apply(entry, configs.get(entry.tp.topic, {}), outcome, live_leaders)
-                if became is not None:
-                    change = (entry.tp.topic, entry.tp.partition, entry.state.leader_epoch)
-                    (leaders if became else followers).append(change)
+            changed, slices = _Changed(), _LoopSlices()
+            try:
+                for entry in accepted:
+                    await slices.pause()
+                    if entry.tp in outcome.partitions:
+                        continue
+                    became = self._apply(entry, configs.get(entry.tp.topic, {}), outcome, live_leaders)
+                    if became is not None:
+                        change = (entry.tp.topic, entry.tp.partition, entry.state.leader_epoch)
+                        (changed.leaders if became else changed.followers).append(change)
+            finally:
+                # Fetchers left with nothing to replicate stop (Kafka's shutdownIdleFetcherThreads).
+                self._replicas.shutdown_idle_fetchers()
+                self._replicas.announce(leaders=changed.leaders, followers=changed.followers)
             logger.info(
-                "LeaderAndIsr from controller %d (epoch %d): leading %d, following %d, refused %d of %d partition(s)",
-                body.controller_id, body.controller_epoch, len(leaders), len(followers),
-                sum(code != ErrorCode.NONE for code in outcome.partitions.values()), len(entries),
+                "LeaderAndIsr from controller %d (epoch %d): leading %d, following %d, refused %d of %d "
+                "partition(s), in %d slice(s)",
+                body.controller_id, body.controller_epoch, len(changed.leaders), len(changed.followers),
+                sum(code != ErrorCode.NONE for code in outcome.partitions.values()), len(entries), slices.turns + 1,
             )
-            # Fetchers left with nothing to replicate stop (Kafka's shutdownIdleFetcherThreads).
-            self._replicas.shutdown_idle_fetchers()
-            self._replicas.announce(leaders=leaders, followers=followers)
             return outcome
 
     def _accepts(self, entry: _LeaderAndIsrEntry, outcome: StateChangeOutcome) -> bool:
@@ -195,6 +235,9 @@ class ReplicaStateChanges:
     ) -> bool | None:
         """Lead or follow the partition; True for leader, False for follower, None if it failed."""
         tp, state = entry.tp, entry.state
+        if self._replicas.is_offline(tp.topic, tp.partition):  # its log dir failed since the request arrived
+            outcome.partitions[tp] = ErrorCode.KAFKA_STORAGE_ERROR
+            return None
         shared = dict(isr=tuple(state.isr), replicas=tuple(state.replicas), partition_epoch=state.partition_epoch,
                       is_new=bool(state.is_new))
         try:
@@ -234,28 +277,33 @@ class ReplicaStateChanges:
             if refused is not None:
                 return StateChangeOutcome(refused)
             outcome = StateChangeOutcome()
-            stopped = []
-            for tp, leader_epoch, delete in entries:
-                current = self._replicas.leader_epoch(tp.topic, tp.partition)
-                checked = leader_epoch not in (EPOCH_DURING_DELETE, NO_EPOCH)
-                if current != NO_EPOCH and checked and leader_epoch < current:
-                    logger.warning("ignoring StopReplica for %s: leader epoch %d is older than %d", tp, leader_epoch,
-                                   current)
-                    outcome.partitions[tp] = ErrorCode.FENCED_LEADER_EPOCH
-                    continue
-                try:
-                    self._replicas.stop_replica(tp.topic, tp.partition, delete=delete)
-                except Exception as exc:
-                    outcome.partitions[tp] = error_code_for(exc, where=f"StopReplica for {tp}")
-                    continue
-                outcome.partitions[tp] = ErrorCode.NONE
-                stopped.append((tp.topic, tp.partition))
-            self._replicas.shutdown_idle_fetchers()
+            changed, slices = _Changed(), _LoopSlices()
+            try:
+                for tp, leader_epoch, delete in entries:
+                    await slices.pause()
+                    outcome.partitions[tp] = self._stop(tp, leader_epoch, delete)
+                    if outcome.partitions[tp] == ErrorCode.NONE:
+                        changed.stopped.append((tp.topic, tp.partition))
+            finally:
+                self._replicas.shutdown_idle_fetchers()
+                self._replicas.announce(stopped=changed.stopped)
             deleted = sum(1 for _, _, delete in entries if delete)
-            logger.info("StopReplica from controller %d: stopped %d of %d partition(s) (%d to delete)",
-                        body.controller_id, len(stopped), len(entries), deleted)
-            self._replicas.announce(stopped=stopped)
+            logger.info("StopReplica from controller %d: stopped %d of %d partition(s) (%d to delete), "
+                        "in %d slice(s)", body.controller_id, len(changed.stopped), len(entries), deleted,
+                        slices.turns + 1)
             return outcome
+
+    def _stop(self, tp: TopicPartition, leader_epoch: int, delete: bool) -> ErrorCode:
+        current = self._replicas.leader_epoch(tp.topic, tp.partition)
+        checked = leader_epoch not in (EPOCH_DURING_DELETE, NO_EPOCH)
+        if current != NO_EPOCH and checked and leader_epoch < current:
+            logger.warning("ignoring StopReplica for %s: leader epoch %d is older than %d", tp, leader_epoch, current)
+            return ErrorCode.FENCED_LEADER_EPOCH
+        try:
+            self._replicas.stop_replica(tp.topic, tp.partition, delete=delete)
+        except Exception as exc:
+            return error_code_for(exc, where=f"StopReplica for {tp}")
+        return ErrorCode.NONE
 
 
 def _leader_and_isr_entries(body: Any) -> Iterable[_LeaderAndIsrEntry]:

@@ -55,6 +55,8 @@ logger = logging.getLogger(__name__)
 
 Watch = Callable[[Any], object]
 NO_STATE_VERSION = -1
+# Partition states written in one ZooKeeper transaction: at most ~1 KB each (a 249-character topic name).
+STATES_PER_TRANSACTION = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,22 +177,27 @@ class ControllerZk:
         of each one that was not written. A stale controller gets every
         partition back as failed (:class:`ControllerMovedError`).
         """
-        if not states:
-            return {}, {}
-        written = self._write_states(states, leadership)
-        if written is not None:
-            return written, {}
-        if not self._still_controller(leadership):
-            moved = ControllerMovedError(f"controller epoch {leadership.epoch} is no longer current")
-            return {}, {tp: moved for tp in states}
         versions: dict[TopicPartition, int] = {}
         failures: dict[TopicPartition, Exception] = {}
-        for tp, entry in states.items():
-            one = self._write_states({tp: entry}, leadership)
-            if one is None:
-                failures[tp] = StaleStateError(f"state of {tp} changed since it was read")
-            else:
-                versions.update(one)
+        items = list(states.items())
+        # One transaction per chunk: a single one for thousands of partitions would pass ZooKeeper's
+        # jute.maxbuffer (1 MB), and ZooKeeper answers a request that large by dropping the session's connection.
+        for start in range(0, len(items), STATES_PER_TRANSACTION):
+            chunk = dict(items[start:start + STATES_PER_TRANSACTION])
+            written = self._write_states(chunk, leadership)
+            if written is not None:
+                versions.update(written)
+                continue
+            if not self._still_controller(leadership):
+                moved = ControllerMovedError(f"controller epoch {leadership.epoch} is no longer current")
+                failures.update({tp: moved for tp, _ in items[start:]})
+                break
+            for tp, entry in chunk.items():
+                one = self._write_states({tp: entry}, leadership)
+                if one is None:
+                    failures[tp] = StaleStateError(f"state of {tp} changed since it was read")
+                else:
+                    versions.update(one)
         return versions, failures
 
     def _write_states(
