@@ -9,11 +9,14 @@ tells the controller. Later reports for the same dir only add to the log.
 
 Log operations report through :func:`reports_io_errors`: an ``OSError``
 becomes a ``LogDirError`` (KAFKA_STORAGE_ERROR for the client) naming the
-log, after the channel has heard of it.
+log, after the channel has heard of it. Running out of descriptors or memory
+(EMFILE, ENFILE, ENOMEM) is the process's condition, not the disk's: the
+request fails, the log dir stays online.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
 import logging
 from pathlib import Path
@@ -24,6 +27,18 @@ from broker_core.storage.errors import LogDirError
 _log = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+# Errors of the process's resources: they say nothing of the disk under a log dir.
+_RESOURCE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM})
+
+
+def is_resource_exhaustion(cause: BaseException) -> bool:
+    """Whether ``cause`` (or what it wraps) is the process running out of descriptors or memory."""
+    while cause is not None:
+        if isinstance(cause, OSError) and cause.errno in _RESOURCE_ERRNOS:
+            return True
+        cause = cause.__cause__
+    return False
 
 
 class LogDirFailureChannel:
@@ -62,6 +77,9 @@ class LogDirFailureChannel:
             return
         if log_dir in self._offline:
             _log.debug("another I/O error in the offline log dir %s: %s", log_dir, cause)
+            return
+        if is_resource_exhaustion(cause):
+            _log.error("I/O in log dir %s failed for want of resources (%s); the dir stays online", log_dir, cause)
             return
         self._offline.append(log_dir)
         _log.error("log dir %s failed (%s): its partitions go offline on this broker", log_dir, cause)

@@ -227,11 +227,15 @@ class LogManager:
         if log_dir in self._stale_checkpoints:
             # A recovery point of a deleted log must not apply to a new one of the same name.
             self._write_checkpoints(log_dir)
+        directory = log_dir / name
+        fresh = not directory.exists()
         try:
             log = self._watched(LocalLog.open(
-                log_dir / name, config or self._config_for(topic), clock=self._clock, open_files=self.open_files
+                directory, config or self._config_for(topic), clock=self._clock, open_files=self.open_files
             ))
         except LogDirError as exc:
+            if fresh:  # what this attempt made of the new log goes, so a retry starts clean
+                shutil.rmtree(directory, ignore_errors=True)
             self.failures.report(log_dir, exc)
             raise
         self._add(tp, log)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,29 @@ def test_with_every_dir_unusable_the_manager_does_not_start(dirs, clock: FakeClo
         log_dir.write_text("")
     with pytest.raises(LogDirError, match="not a directory"):
         LogManager(dirs, CONFIG, clock=clock)
+
+
+def test_running_out_of_descriptors_fails_the_operation_but_not_the_log_dir(dirs: list[Path]):
+    failed: list[Path] = []
+    channel = LogDirFailureChannel(dirs, on_failure=failed.append)
+    wrapped = LogDirError(dirs[0] / "orders-0", "cannot load the log")
+    wrapped.__cause__ = OSError(errno.EMFILE, "Too many open files")
+    channel.report(dirs[0] / "orders-0", wrapped)
+    channel.report(dirs[0] / "orders-1", OSError(errno.ENFILE, "File table overflow"))
+    assert (failed, channel.offline_dirs) == ([], [])
+    channel.report(dirs[0] / "orders-0", OSError(errno.EIO, "Input/output error"))
+    assert failed == [dirs[0]]
+
+
+def test_a_new_log_that_cannot_be_opened_leaves_no_directory_and_the_dir_online(dirs, clock: FakeClock, monkeypatch):
+    manager = LogManager(dirs, CONFIG, clock=clock)
+
+    def out_of_descriptors(directory: Path, *args, **kwargs):
+        directory.mkdir(parents=True)  # as far as a real open gets before its first segment file
+        raise LogDirError(directory, "cannot load the log") from OSError(errno.EMFILE, "Too many open files")
+
+    monkeypatch.setattr("broker_core.storage.log_manager.LocalLog.open", out_of_descriptors)
+    with pytest.raises(LogDirError):
+        manager.get_or_create_log("orders", 0)
+    assert [d for d in dirs if (d / "orders-0").exists()] == []
+    assert manager.failures.offline_dirs == []
