@@ -13,9 +13,14 @@ checkpoint format (UTF-8, one item per line, ``\\n`` line ends)::
     0 0                    epoch start_offset
     3 1200
 
-Crash behaviour: every change is written to ``leader-epoch-checkpoint.tmp``,
-fsynced and renamed over the checkpoint, so a crash leaves the old or the new
-file whole. A checkpoint that does not parse raises ``CorruptCheckpointError``
+Crash behaviour: every change is written to ``leader-epoch-checkpoint.tmp``
+and renamed over the checkpoint, so a crash leaves the old or the new file
+whole. Truncations are fsynced at once. A new entry (``assign``, on every
+leader change and in the append path) is not: like Kafka, the cache is made
+durable by :meth:`LeaderEpochFileCache.sync`, which the log runs before every
+flush, so no flushed batch depends on an entry a power failure could lose; a
+process crash loses nothing either way (the page cache survives it). This
+keeps the creation of thousands of partitions free of fsyncs. A checkpoint that does not parse raises ``CorruptCheckpointError``
 naming the file; nothing is guessed. Entries read back pass through
 ``assign`` again, so a file with conflicting entries loads in a consistent
 state. An empty (0-byte) file means no entries.
@@ -32,7 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from broker_core.storage.checkpoint import CHECKPOINT_VERSION, CheckpointFile
+from broker_core.storage.errors import LogDirError
 from broker_core.storage.files import LEADER_EPOCH_CHECKPOINT
+from broker_core.storage.fs import fsync_directory, fsync_file
 
 logger = logging.getLogger(__name__)
 
@@ -81,9 +88,10 @@ def read_checkpoint(path: Path) -> list[EpochEntry]:
     return _checkpoint(path).read()
 
 
-def write_checkpoint(path: Path, entries: list[EpochEntry]) -> None:
-    """Replace the checkpoint atomically (temp file, fsync, rename, fsync of the directory)."""
-    _checkpoint(path).write(entries)
+def write_checkpoint(path: Path, entries: list[EpochEntry], *, sync: bool = True) -> None:
+    """Replace the checkpoint atomically (temp file, fsync, rename, fsync of the directory; no fsyncs
+    unless ``sync``)."""
+    _checkpoint(path).write(entries, sync=sync)
 
 
 class LeaderEpochFileCache:
@@ -92,6 +100,8 @@ class LeaderEpochFileCache:
     def __init__(self, partition_dir: Path) -> None:
         self._path = Path(partition_dir) / LEADER_EPOCH_CHECKPOINT
         self._entries: list[EpochEntry] = []
+        # Written since the last fsync (see ``sync``).
+        self._unsynced = False
         for entry in read_checkpoint(self._path):
             self._assign(entry)
 
@@ -127,7 +137,7 @@ class LeaderEpochFileCache:
         """
         changed = self._assign(EpochEntry(epoch, start_offset))
         if changed:
-            self._flush()
+            self._flush(sync=False)
         return changed
 
     def _assign(self, entry: EpochEntry) -> bool:
@@ -206,5 +216,25 @@ class LeaderEpochFileCache:
         self._entries.clear()
         self._flush()
 
-    def _flush(self) -> None:
-        write_checkpoint(self._path, self._entries)
+    @property
+    def unsynced(self) -> bool:
+        """Whether the file was replaced since its last fsync."""
+        return self._unsynced
+
+    def sync(self) -> None:
+        """fsync the checkpoint and its directory when an entry was written without (no-op otherwise).
+
+        Raises ``LogDirError`` when an fsync fails.
+        """
+        if not self._unsynced:
+            return
+        try:
+            fsync_file(self._path)
+            fsync_directory(self._path.parent)
+        except OSError as exc:
+            raise LogDirError(self._path, f"cannot sync checkpoint: {exc.strerror or exc}") from exc
+        self._unsynced = False
+
+    def _flush(self, *, sync: bool = True) -> None:
+        write_checkpoint(self._path, self._entries, sync=sync)
+        self._unsynced = not sync

@@ -24,8 +24,13 @@ torn last entry is cut off; a file with an entry that does not parse is
 discarded and ``txn_index_lost_from`` tells the partition to rebuild the
 entries from the log. Recovery drops entries past a segment's new end.
 
-The result is the longest valid prefix of what was written. Afterwards the
-recovered data is fsynced and the recovery point is the log end offset.
+The result is the longest valid prefix of what was written. Nothing is
+fsynced while loading (as in Kafka): the recovered data keeps counting as
+unflushed, so the recovery point stays where it was (capped at the log end
+offset) and the log's flusher fsyncs that data, and the directory when
+recovery removed or cut files, on its next flush. Another crash before then
+re-validates the same segments. After a clean shutdown everything was
+flushed and the recovery point is the log end offset.
 """
 
 from __future__ import annotations
@@ -40,7 +45,6 @@ from broker_core.storage.batch_reader import BatchReader
 from broker_core.storage.config import LogConfig
 from broker_core.storage.errors import CorruptIndexError, LogDirError
 from broker_core.storage.files import FileKind, FileState, parse_segment_file_name, segment_paths
-from broker_core.storage.fs import fsync_directory
 from broker_core.storage.open_files import UNBOUNDED, OpenFileCache
 from broker_core.storage.segment import LogSegment
 from broker_core.storage.segments import LogSegments
@@ -64,6 +68,8 @@ class LoadedLog:
     truncated_bytes: int = 0
     recovered_segments: int = 0
     txn_index_lost_from: int | None = None
+    # Files were removed or cut: the directory is fsynced with the next flush.
+    directory_changed: bool = False
 
 
 def load_log(
@@ -131,14 +137,11 @@ def _load(
             segment.release_indexes()
     last.activate()
     last.refresh_max_timestamp()
-    if loaded.recovered_segments:
-        for segment in segments.from_offset(recovery_point):
-            segment.flush()
-        fsync_directory(directory)
+    loaded.directory_changed = loaded.recovered_segments > 0
 
     loaded.log_start_offset = start
     loaded.next_offset = next_offset
-    loaded.recovery_point = next_offset
+    loaded.recovery_point = next_offset if had_clean_shutdown else max(start, min(recovery_point, next_offset))
     return loaded
 
 

@@ -102,6 +102,7 @@ class UnifiedLog:
             local_log.directory, clock=clock, max_producer_id_expiration_ms=producer_id_expiration_ms
         )
         self._epoch_cache = LeaderEpochFileCache(local_log.directory)
+        local_log.add_before_flush(self._epoch_cache.sync)
         self._recover_producer_state()
 
     def _io_failed(self, exc: OSError | LogDirError, action: str) -> LogDirError:
@@ -360,6 +361,7 @@ class UnifiedLog:
     def checkpoint(self) -> None:
         """Flush the log and snapshot producer state at its end (clean shutdown, periodic checkpoint)."""
         self._local.flush()
+        self._epoch_cache.sync()
         self._producer_state.take_snapshot(self._local.log_end_offset)
 
     @reports_io_errors
