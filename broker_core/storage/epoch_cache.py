@@ -19,8 +19,11 @@ whole. Truncations are fsynced at once. A new entry (``assign``, on every
 leader change and in the append path) is not: like Kafka, the cache is made
 durable by :meth:`LeaderEpochFileCache.sync`, which the log runs before every
 flush, so no flushed batch depends on an entry a power failure could lose; a
-process crash loses nothing either way (the page cache survives it). This
-keeps the creation of thousands of partitions free of fsyncs. A checkpoint that does not parse raises ``CorruptCheckpointError``
+process crash loses nothing either way (the page cache survives it). An entry
+assigned with ``write=False`` (a leader's epoch on a log without data, as
+when thousands of partitions are created) is not even written until the next
+append or flush: no data depends on it, and the next leader election assigns
+it again after a crash. A checkpoint that does not parse raises ``CorruptCheckpointError``
 naming the file; nothing is guessed. Entries read back pass through
 ``assign`` again, so a file with conflicting entries loads in a consistent
 state. An empty (0-byte) file means no entries.
@@ -100,8 +103,9 @@ class LeaderEpochFileCache:
     def __init__(self, partition_dir: Path) -> None:
         self._path = Path(partition_dir) / LEADER_EPOCH_CHECKPOINT
         self._entries: list[EpochEntry] = []
-        # Written since the last fsync (see ``sync``).
+        # Written since the last fsync, or not written at all (see ``sync``).
         self._unsynced = False
+        self._unwritten = False
         for entry in read_checkpoint(self._path):
             self._assign(entry)
 
@@ -125,8 +129,11 @@ class LeaderEpochFileCache:
     def latest_epoch(self) -> int | None:
         return self._entries[-1].epoch if self._entries else None
 
-    def assign(self, epoch: int, start_offset: int) -> bool:
+    def assign(self, epoch: int, start_offset: int, *, write: bool = True) -> bool:
         """Record that ``epoch`` starts at ``start_offset``; return whether anything changed.
+
+        The file is rewritten (not fsynced) when anything changed, or left for
+        the next ``assign`` or ``sync`` when ``write`` is false.
 
         Called for every appended batch, so the common call (the latest epoch
         again, at a later offset) changes nothing. The latest epoch at an
@@ -136,7 +143,9 @@ class LeaderEpochFileCache:
         when that drops data-bearing entries).
         """
         changed = self._assign(EpochEntry(epoch, start_offset))
-        if changed:
+        if changed and not write:
+            self._unwritten = True
+        elif write and (changed or self._unwritten):
             self._flush(sync=False)
         return changed
 
@@ -218,14 +227,17 @@ class LeaderEpochFileCache:
 
     @property
     def unsynced(self) -> bool:
-        """Whether the file was replaced since its last fsync."""
-        return self._unsynced
+        """Whether the file misses entries on disk: not written yet, or not fsynced since."""
+        return self._unsynced or self._unwritten
 
     def sync(self) -> None:
-        """fsync the checkpoint and its directory when an entry was written without (no-op otherwise).
+        """Write and fsync the checkpoint and its directory if it changed since (no-op otherwise).
 
-        Raises ``LogDirError`` when an fsync fails.
+        Raises ``LogDirError`` when a write or an fsync fails.
         """
+        if self._unwritten:
+            self._flush()
+            return
         if not self._unsynced:
             return
         try:
@@ -237,4 +249,5 @@ class LeaderEpochFileCache:
 
     def _flush(self, *, sync: bool = True) -> None:
         write_checkpoint(self._path, self._entries, sync=sync)
+        self._unwritten = False
         self._unsynced = not sync

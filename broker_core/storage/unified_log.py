@@ -317,8 +317,12 @@ class UnifiedLog:
 
     @reports_io_errors
     def maybe_assign_epoch_start_offset(self, leader_epoch: int, start_offset: int) -> None:
-        """Record that ``leader_epoch`` writes from ``start_offset`` on (a no-op when it already does)."""
-        self._epoch_cache.assign(leader_epoch, start_offset)
+        """Record that ``leader_epoch`` writes from ``start_offset`` on (a no-op when it already does).
+
+        On a log without data the entry is written with the first append (or flush), not now.
+        """
+        local = self._local
+        self._epoch_cache.assign(leader_epoch, start_offset, write=local.log_end_offset > local.log_start_offset)
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         """``(epoch, end_offset)`` as OffsetForLeaderEpoch answers it (see ``LeaderEpochFileCache``)."""
@@ -361,7 +365,6 @@ class UnifiedLog:
     def checkpoint(self) -> None:
         """Flush the log and snapshot producer state at its end (clean shutdown, periodic checkpoint)."""
         self._local.flush()
-        self._epoch_cache.sync()
         self._producer_state.take_snapshot(self._local.log_end_offset)
 
     @reports_io_errors

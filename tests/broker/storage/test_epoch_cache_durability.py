@@ -73,3 +73,51 @@ def test_a_log_flush_syncs_the_epoch_checkpoint_before_the_data(tmp_path: Path, 
     assert not log.epoch_cache.unsynced
     assert log.local_log.recovery_point == 2
     log.close()
+
+
+def test_an_entry_assigned_without_write_waits_for_the_next_assign(tmp_path: Path, fsyncs: list[int]) -> None:
+    cache = LeaderEpochFileCache(tmp_path)
+    assert cache.assign(0, 0, write=False)
+    assert not (tmp_path / LEADER_EPOCH_CHECKPOINT).exists()
+    assert cache.unsynced
+    assert not cache.assign(0, 0)  # nothing changes, but the entry is written now
+    assert read_checkpoint(tmp_path / LEADER_EPOCH_CHECKPOINT) == [EpochEntry(0, 0)]
+    assert fsyncs == []
+
+
+def test_sync_writes_an_unwritten_entry_durably(tmp_path: Path, fsyncs: list[int]) -> None:
+    cache = LeaderEpochFileCache(tmp_path)
+    cache.assign(2, 0, write=False)
+    cache.sync()
+    assert read_checkpoint(tmp_path / LEADER_EPOCH_CHECKPOINT) == [EpochEntry(2, 0)]
+    assert len(fsyncs) == 2 and not cache.unsynced
+
+
+def new_unified_log(directory: Path, clock: FakeClock) -> UnifiedLog:
+    return UnifiedLog(LocalLog.open(directory, small_config(), clock=clock), clock=clock,
+                      producer_id_expiration_ms=86_400_000)
+
+
+def test_a_leader_epoch_on_a_log_without_data_is_written_with_the_first_append(tmp_path: Path) -> None:
+    clock = FakeClock()
+    log = new_unified_log(tmp_path / "t-0", clock)
+    log.maybe_assign_epoch_start_offset(0, 0)
+    assert not (tmp_path / "t-0" / LEADER_EPOCH_CHECKPOINT).exists()
+    log.append_as_leader(make_batch(records=2, max_timestamp=clock.now), leader_epoch=0)
+    assert read_checkpoint(tmp_path / "t-0" / LEADER_EPOCH_CHECKPOINT) == [EpochEntry(0, 0)]
+    log.maybe_assign_epoch_start_offset(1, 2)  # the log holds data now: written at once
+    assert read_checkpoint(tmp_path / "t-0" / LEADER_EPOCH_CHECKPOINT) == [EpochEntry(0, 0), EpochEntry(1, 2)]
+    log.close()
+
+
+def test_a_leader_epoch_never_written_is_assigned_again_after_a_restart(tmp_path: Path) -> None:
+    clock = FakeClock()
+    log = new_unified_log(tmp_path / "t-0", clock)
+    log.maybe_assign_epoch_start_offset(0, 0)
+    log.checkpoint()
+    log.close()
+    reopened = new_unified_log(tmp_path / "t-0", clock)
+    assert reopened.epoch_cache.entries == ()
+    reopened.maybe_assign_epoch_start_offset(0, 0)
+    assert reopened.end_offset_for_epoch(0) == (0, 0)
+    reopened.close()
