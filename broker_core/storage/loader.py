@@ -44,7 +44,7 @@ from typing import Callable
 from broker_core.storage.batch_reader import BatchReader
 from broker_core.storage.config import LogConfig
 from broker_core.storage.errors import CorruptIndexError, LogDirError
-from broker_core.storage.files import FileKind, FileState, parse_segment_file_name, segment_paths
+from broker_core.storage.files import FileKind, FileState, SegmentFileName, parse_segment_file_name, segment_paths
 from broker_core.storage.open_files import UNBOUNDED, OpenFileCache
 from broker_core.storage.segment import LogSegment
 from broker_core.storage.segments import LogSegments
@@ -238,25 +238,32 @@ def _ensure_directory(directory: Path) -> None:
 
 
 def _settle_leftovers(directory: Path) -> None:
-    names = sorted(os.listdir(directory))
-    for name in names:
-        parsed = parse_segment_file_name(name)
-        if parsed is not None and parsed.state in (FileState.DELETED, FileState.CLEANED):
-            (directory / name).unlink(missing_ok=True)
-    for name in names:
-        parsed = parse_segment_file_name(name)
-        if parsed is not None and parsed.state is FileState.SWAP and parsed.kind is FileKind.LOG:
-            _complete_swap(directory, parsed.base_offset)
-    for name in sorted(os.listdir(directory)):
-        parsed = parse_segment_file_name(name)
-        if parsed is None:
-            continue
+    parsed_names = _segment_files(directory)
+    if any(p.state is not FileState.LIVE for _, p in parsed_names):
+        for name, parsed in parsed_names:
+            if parsed.state in (FileState.DELETED, FileState.CLEANED):
+                (directory / name).unlink(missing_ok=True)
+        for _, parsed in parsed_names:
+            if parsed.state is FileState.SWAP and parsed.kind is FileKind.LOG:
+                _complete_swap(directory, parsed.base_offset)
+        parsed_names = _segment_files(directory)
+    live_logs = {p.base_offset for _, p in parsed_names if p.state is FileState.LIVE and p.kind is FileKind.LOG}
+    for name, parsed in parsed_names:
         if parsed.state is FileState.SWAP:
             # Index files of a swap: rebuilt from the log once it is live.
             (directory / name).unlink(missing_ok=True)
-        elif parsed.state is FileState.LIVE and parsed.kind is not FileKind.LOG:
-            if not segment_paths(directory, parsed.base_offset).log.exists():
-                (directory / name).unlink(missing_ok=True)
+        elif parsed.state is FileState.LIVE and parsed.kind is not FileKind.LOG and parsed.base_offset not in live_logs:
+            (directory / name).unlink(missing_ok=True)
+
+
+def _segment_files(directory: Path) -> list[tuple[str, SegmentFileName]]:
+    """``(name, parsed name)`` of every segment file in the directory, by name (one listing)."""
+    found = []
+    for name in sorted(os.listdir(directory)):
+        parsed = parse_segment_file_name(name)
+        if parsed is not None:
+            found.append((name, parsed))
+    return found
 
 
 def _complete_swap(directory: Path, base_offset: int) -> None:
