@@ -103,6 +103,7 @@ class UnifiedLog:
         )
         self._epoch_cache = LeaderEpochFileCache(local_log.directory)
         local_log.add_before_flush(self._epoch_cache.sync)
+        self._restore_unflushed_epochs()
         self._recover_producer_state()
 
     def _io_failed(self, exc: OSError | LogDirError, action: str) -> LogDirError:
@@ -376,6 +377,18 @@ class UnifiedLog:
         self._local.close()
 
     # ------------------------------------------------------------- recovery
+
+    def _restore_unflushed_epochs(self) -> None:
+        """Epochs of the batches above the recovery point that the checkpoint lacks, as Kafka's recovery
+        assigns them: its new entries are fsynced only before a flush, so a power failure may have lost
+        an entry whose data survived. Only epochs above the latest cached one are added, so no entry goes."""
+        local = self._local
+        if local.recovery_point >= local.log_end_offset:
+            return
+        for header, _ in self._batches_from(max(local.recovery_point, local.log_start_offset)):
+            latest = self._epoch_cache.latest_epoch
+            if header.partition_leader_epoch > (-1 if latest is None else latest):
+                self._epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
 
     def _recover_producer_state(self) -> None:
         """Load the newest snapshot and replay the log after it (see the module docstring)."""

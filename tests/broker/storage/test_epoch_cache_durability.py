@@ -121,3 +121,30 @@ def test_a_leader_epoch_never_written_is_assigned_again_after_a_restart(tmp_path
     reopened.maybe_assign_epoch_start_offset(0, 0)
     assert reopened.end_offset_for_epoch(0) == (0, 0)
     reopened.close()
+
+
+def test_epochs_of_unflushed_batches_are_restored_when_the_checkpoint_lost_them(tmp_path: Path) -> None:
+    clock = FakeClock()
+    log = new_unified_log(tmp_path / "t-0", clock)
+    log.maybe_assign_epoch_start_offset(3, 0)
+    log.append_as_leader(make_batch(records=2, max_timestamp=clock.now), leader_epoch=3)
+    log.maybe_assign_epoch_start_offset(4, 2)
+    log.append_as_leader(make_batch(records=2, max_timestamp=clock.now), leader_epoch=4)
+    # A power failure kept the unflushed batches but not the checkpoint written after them.
+    (tmp_path / "t-0" / LEADER_EPOCH_CHECKPOINT).write_text("0\n1\n3 0\n")
+    reopened = UnifiedLog(LocalLog.open(tmp_path / "t-0", small_config(), clock=clock, recovery_point=0),
+                          clock=clock, producer_id_expiration_ms=86_400_000)
+    assert reopened.epoch_cache.entries == (EpochEntry(3, 0), EpochEntry(4, 2))
+    reopened.close()
+
+
+def test_restoring_epochs_never_drops_a_later_entry_without_data(tmp_path: Path) -> None:
+    clock = FakeClock()
+    log = new_unified_log(tmp_path / "t-0", clock)
+    log.maybe_assign_epoch_start_offset(3, 0)
+    log.append_as_leader(make_batch(records=2, max_timestamp=clock.now), leader_epoch=3)
+    log.maybe_assign_epoch_start_offset(5, 2)  # a new leader that wrote nothing yet
+    reopened = UnifiedLog(LocalLog.open(tmp_path / "t-0", small_config(), clock=clock, recovery_point=0),
+                          clock=clock, producer_id_expiration_ms=86_400_000)
+    assert reopened.epoch_cache.entries == (EpochEntry(3, 0), EpochEntry(5, 2))
+    reopened.close()
