@@ -1,8 +1,8 @@
 """Shared machinery of the sparse, fixed-entry, memory-mapped segment indexes.
 
 An index file is an array of fixed-size big-endian entries, sorted by both of
-their fields. While its segment is active the file is preallocated to the
-largest size the config allows (``segment.index.bytes`` rounded down to a whole
+their fields. From the first entry its active segment takes, the file is
+preallocated to the largest size the config allows (``segment.index.bytes`` rounded down to a whole
 entry) and the unused tail is zeros; when the segment rolls or the log closes,
 the file is trimmed to its real entries. Lookups binary-search a read-only
 use of a memory map; appends and truncations go through ``pwrite``, which
@@ -11,8 +11,8 @@ store to each page of the sparse preallocated file a page fault that
 allocates the block on the spot (~1.7 ms on ext4, on the event loop);
 ``pwrite`` defers the allocation to writeback (a few microseconds).
 
-The file itself is created lazily, as Kafka's ``LazyIndex`` does: on the
-first entry (or :meth:`IndexFile.create_if_missing`, when a segment that
+The file itself is created, and preallocated, lazily (as Kafka's
+``LazyIndex`` creates it): on the first entry after activation (or :meth:`IndexFile.create_if_missing`, when a segment that
 holds data becomes inactive). A new log's indexes therefore cost no file
 creation until they index something, which keeps the creation of thousands
 of partitions cheap; a missing file reads as an index without entries, and
@@ -140,12 +140,8 @@ class IndexFile:
     # ------------------------------------------------------------- mutation
 
     def activate(self) -> None:
-        """Preallocate the file to its maximum size so appends can follow."""
-        if self._active:
-            return
-        if self._exists:
-            self._set_file_length(self._max_size)
-        self._active = True  # a file not created yet is preallocated by its first entry
+        """Take appends from now on; the file is preallocated to its maximum size by the first one."""
+        self._active = True
 
     def create_if_missing(self) -> None:
         """Create the (empty) file now, so that a reopen finds it."""
@@ -154,10 +150,8 @@ class IndexFile:
 
     def trim(self) -> None:
         """Shrink the file to its real entries; the segment takes no more appends."""
-        if not self._exists:
+        if not self._exists or self._file_length() == self.size_in_bytes:
             self._active = False
-            return
-        if not self._active and self._file_length() == self.size_in_bytes:
             return
         self._set_file_length(self.size_in_bytes)
         self._active = False
@@ -167,8 +161,9 @@ class IndexFile:
         entry_size = self.ENTRY.size
         # Never below the entries already held; the index then reports full.
         new_max = max(max_index_size - max_index_size % entry_size, self.size_in_bytes)
+        preallocated = self._active and self._length > self.size_in_bytes
         self._max_size = new_max
-        if self._active and self._exists:
+        if preallocated:
             self._set_file_length(new_max)
 
     def truncate_to_entries(self, entries: int) -> None:
@@ -198,7 +193,7 @@ class IndexFile:
 
     def _append_unchecked(self, *fields: int) -> None:
         # Called directly only for the time index's reserved last slot.
-        if not self._exists and self._active:
+        if self._active and self._length < self._max_size:
             self._set_file_length(self._max_size)
         if (self._entries + 1) * self.ENTRY.size > self._length:
             raise ValueError(f"index {self._path} has no room for another entry")

@@ -77,3 +77,17 @@ def test_an_active_segment_with_entries_has_preallocated_index_files(tmp_path: P
     fill(segment, 3)
     assert (tmp_path / "00000000000000000100.index").stat().st_size == 4096
     segment.close()
+
+
+def test_activating_a_trimmed_index_leaves_its_size_until_the_next_entry(tmp_path: Path):
+    index = OffsetIndex(tmp_path / "i.index", BASE, MAX_SIZE)
+    index.activate()
+    index.append(BASE + 1, 10)
+    index.close()
+    reopened = OffsetIndex(tmp_path / "i.index", BASE, MAX_SIZE)
+    reopened.activate()  # a restart makes the last segment active again: no write yet
+    assert (tmp_path / "i.index").stat().st_size == 8
+    reopened.append(BASE + 2, 20)
+    assert (tmp_path / "i.index").stat().st_size == MAX_SIZE
+    assert reopened.entries == 2
+    reopened.close()
