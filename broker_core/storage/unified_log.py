@@ -34,7 +34,11 @@ on the way re-add their aborted-transaction index entries (those past the
 replay start are dropped first, so none is doubled), so entries a crash lost
 come back. When the loader discarded a corrupt aborted-transaction index
 below the snapshot, the whole log is replayed, as a snapshot cannot tell
-which transactions aborted.
+which transactions aborted. Before that, batches above the recovery point
+whose leader epoch is newer than the epoch cache's latest entry add their
+epochs to it: new entries are fsynced only before a flush, so a power failure
+may keep such batches and lose their entry (Kafka's recovery assigns epochs
+from recovered batches the same way).
 
 The log start offset, retention and flushing stay with the local log (the log
 manager drives them); the high watermark and what a fetch may see are the
