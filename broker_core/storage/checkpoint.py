@@ -45,12 +45,12 @@ class CheckpointFile(Generic[T]):
         self._parse = parse_fields
         self._fields = fields_per_entry
 
-    def write(self, entries: Iterable[T]) -> None:
-        """Replace the file atomically with ``entries``."""
+    def write(self, entries: Iterable[T], *, sync: bool = True) -> None:
+        """Replace the file atomically with ``entries``; durable at once unless ``sync`` is false."""
         lines = [self._format(entry) for entry in entries]
         text = f"{self._version}\n{len(lines)}\n" + "".join(line + "\n" for line in lines)
         try:
-            write_atomically(self.path, text.encode("utf-8"))
+            write_atomically(self.path, text.encode("utf-8"), sync=sync)
         except OSError as exc:
             raise LogDirError(self.path, f"cannot write checkpoint: {exc.strerror or exc}") from exc
 

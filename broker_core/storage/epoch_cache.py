@@ -13,9 +13,17 @@ checkpoint format (UTF-8, one item per line, ``\\n`` line ends)::
     0 0                    epoch start_offset
     3 1200
 
-Crash behaviour: every change is written to ``leader-epoch-checkpoint.tmp``,
-fsynced and renamed over the checkpoint, so a crash leaves the old or the new
-file whole. A checkpoint that does not parse raises ``CorruptCheckpointError``
+Crash behaviour: every change is written to ``leader-epoch-checkpoint.tmp``
+and renamed over the checkpoint, so a crash leaves the old or the new file
+whole. Truncations are fsynced at once. A new entry (``assign``, on every
+leader change and in the append path) is not: like Kafka, the cache is made
+durable by :meth:`LeaderEpochFileCache.sync`, which the log runs before every
+flush, so no flushed batch depends on an entry a power failure could lose; a
+process crash loses nothing either way (the page cache survives it). An entry
+assigned with ``write=False`` (a leader's epoch on a log without data, as
+when thousands of partitions are created) is not even written until the next
+append or flush: no data depends on it, and the next leader election assigns
+it again after a crash. A checkpoint that does not parse raises ``CorruptCheckpointError``
 naming the file; nothing is guessed. Entries read back pass through
 ``assign`` again, so a file with conflicting entries loads in a consistent
 state. An empty (0-byte) file means no entries.
@@ -32,7 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from broker_core.storage.checkpoint import CHECKPOINT_VERSION, CheckpointFile
+from broker_core.storage.errors import LogDirError
 from broker_core.storage.files import LEADER_EPOCH_CHECKPOINT
+from broker_core.storage.fs import fsync_directory, fsync_file
 
 logger = logging.getLogger(__name__)
 
@@ -81,9 +91,10 @@ def read_checkpoint(path: Path) -> list[EpochEntry]:
     return _checkpoint(path).read()
 
 
-def write_checkpoint(path: Path, entries: list[EpochEntry]) -> None:
-    """Replace the checkpoint atomically (temp file, fsync, rename, fsync of the directory)."""
-    _checkpoint(path).write(entries)
+def write_checkpoint(path: Path, entries: list[EpochEntry], *, sync: bool = True) -> None:
+    """Replace the checkpoint atomically (temp file, fsync, rename, fsync of the directory; no fsyncs
+    unless ``sync``)."""
+    _checkpoint(path).write(entries, sync=sync)
 
 
 class LeaderEpochFileCache:
@@ -92,6 +103,9 @@ class LeaderEpochFileCache:
     def __init__(self, partition_dir: Path) -> None:
         self._path = Path(partition_dir) / LEADER_EPOCH_CHECKPOINT
         self._entries: list[EpochEntry] = []
+        # Written since the last fsync, or not written at all (see ``sync``).
+        self._unsynced = False
+        self._unwritten = False
         for entry in read_checkpoint(self._path):
             self._assign(entry)
 
@@ -115,8 +129,11 @@ class LeaderEpochFileCache:
     def latest_epoch(self) -> int | None:
         return self._entries[-1].epoch if self._entries else None
 
-    def assign(self, epoch: int, start_offset: int) -> bool:
+    def assign(self, epoch: int, start_offset: int, *, write: bool = True) -> bool:
         """Record that ``epoch`` starts at ``start_offset``; return whether anything changed.
+
+        The file is rewritten (not fsynced) when anything changed, or left for
+        the next ``assign`` or ``sync`` when ``write`` is false.
 
         Called for every appended batch, so the common call (the latest epoch
         again, at a later offset) changes nothing. The latest epoch at an
@@ -126,8 +143,10 @@ class LeaderEpochFileCache:
         when that drops data-bearing entries).
         """
         changed = self._assign(EpochEntry(epoch, start_offset))
-        if changed:
-            self._flush()
+        if changed and not write:
+            self._unwritten = True
+        elif write and (changed or self._unwritten):
+            self._flush(sync=False)
         return changed
 
     def _assign(self, entry: EpochEntry) -> bool:
@@ -206,5 +225,29 @@ class LeaderEpochFileCache:
         self._entries.clear()
         self._flush()
 
-    def _flush(self) -> None:
-        write_checkpoint(self._path, self._entries)
+    @property
+    def unsynced(self) -> bool:
+        """Whether the file misses entries on disk: not written yet, or not fsynced since."""
+        return self._unsynced or self._unwritten
+
+    def sync(self) -> None:
+        """Write and fsync the checkpoint and its directory if it changed since (no-op otherwise).
+
+        Raises ``LogDirError`` when a write or an fsync fails.
+        """
+        if self._unwritten:
+            self._flush()
+            return
+        if not self._unsynced:
+            return
+        try:
+            fsync_file(self._path)
+            fsync_directory(self._path.parent)
+        except OSError as exc:
+            raise LogDirError(self._path, f"cannot sync checkpoint: {exc.strerror or exc}") from exc
+        self._unsynced = False
+
+    def _flush(self, *, sync: bool = True) -> None:
+        write_checkpoint(self._path, self._entries, sync=sync)
+        self._unwritten = False
+        self._unsynced = not sync

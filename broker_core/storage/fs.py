@@ -23,8 +23,13 @@ from pathlib import Path
 from broker_core.storage.files import temp_path
 
 
-def write_atomically(path: Path, data: bytes) -> None:
+def write_atomically(path: Path, data: bytes, *, sync: bool = True) -> None:
     """Replace ``path`` with ``data``: temp file, fsync, rename, fsync of the directory.
+
+    With ``sync=False`` both fsyncs are left out: readers still see the old or
+    the new content whole (the rename is atomic), but after a power failure
+    either may be there until :func:`fsync_file` and :func:`fsync_directory`
+    make the new one durable.
 
     Raises ``OSError`` when any step fails; the temp file is removed then
     (best effort) and ``path`` keeps its old content.
@@ -34,12 +39,23 @@ def write_atomically(path: Path, data: bytes) -> None:
         with open(temp, "wb") as f:
             f.write(data)
             f.flush()
-            os.fsync(f.fileno())
+            if sync:
+                os.fsync(f.fileno())
         os.replace(temp, path)
     except OSError:
         _remove_quietly(temp)
         raise
-    fsync_directory(path.parent)
+    if sync:
+        fsync_directory(path.parent)
+
+
+def fsync_file(path: Path) -> None:
+    """fsync the content of the file at ``path``."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def fsync_directory(directory: Path) -> None:

@@ -1,8 +1,8 @@
 """Shared machinery of the sparse, fixed-entry, memory-mapped segment indexes.
 
 An index file is an array of fixed-size big-endian entries, sorted by both of
-their fields. While its segment is active the file is preallocated to the
-largest size the config allows (``segment.index.bytes`` rounded down to a whole
+their fields. From the first entry its active segment takes, the file is
+preallocated to the largest size the config allows (``segment.index.bytes`` rounded down to a whole
 entry) and the unused tail is zeros; when the segment rolls or the log closes,
 the file is trimmed to its real entries. Lookups binary-search a read-only
 use of a memory map; appends and truncations go through ``pwrite``, which
@@ -10,6 +10,13 @@ the map sees (one page cache). Writing through the map would make the first
 store to each page of the sparse preallocated file a page fault that
 allocates the block on the spot (~1.7 ms on ext4, on the event loop);
 ``pwrite`` defers the allocation to writeback (a few microseconds).
+
+The file itself is created, and preallocated, lazily (as Kafka's
+``LazyIndex`` creates it): on the first entry after activation (or :meth:`IndexFile.create_if_missing`, when a segment that
+holds data becomes inactive). A new log's indexes therefore cost no file
+creation until they index something, which keeps the creation of thousands
+of partitions cheap; a missing file reads as an index without entries, and
+a segment holding data whose index files are missing has them rebuilt.
 
 The file and the map are opened on first use and closed again when the
 broker's :class:`OpenFileCache` needs room (an index then counts as two
@@ -76,13 +83,11 @@ class IndexFile:
         self._last: tuple[int, ...] | None = None
         # Written since the last fsync.
         self._dirty = False
-        if path.exists():
+        self._exists = path.exists()
+        self._length = 0
+        if self._exists:
             self._length = path.stat().st_size
             self._entries = self._count_entries()
-        else:
-            with open(path, "xb"):
-                pass
-            self._length = 0
 
     # ----------------------------------------------------------------- state
 
@@ -93,6 +98,11 @@ class IndexFile:
     @property
     def base_offset(self) -> int:
         return self._base_offset
+
+    @property
+    def exists(self) -> bool:
+        """Whether the file was created (see the module docstring)."""
+        return self._exists
 
     @property
     def entries(self) -> int:
@@ -130,15 +140,18 @@ class IndexFile:
     # ------------------------------------------------------------- mutation
 
     def activate(self) -> None:
-        """Preallocate the file to its maximum size so appends can follow."""
-        if self._active:
-            return
-        self._set_file_length(self._max_size)
+        """Take appends from now on; the file is preallocated to its maximum size by the first one."""
         self._active = True
+
+    def create_if_missing(self) -> None:
+        """Create the (empty) file now, so that a reopen finds it."""
+        if not self._exists:
+            self._descriptor()
 
     def trim(self) -> None:
         """Shrink the file to its real entries; the segment takes no more appends."""
-        if not self._active and self._file_length() == self.size_in_bytes:
+        if not self._exists or self._file_length() == self.size_in_bytes:
+            self._active = False
             return
         self._set_file_length(self.size_in_bytes)
         self._active = False
@@ -148,8 +161,9 @@ class IndexFile:
         entry_size = self.ENTRY.size
         # Never below the entries already held; the index then reports full.
         new_max = max(max_index_size - max_index_size % entry_size, self.size_in_bytes)
+        preallocated = self._active and self._length > self.size_in_bytes
         self._max_size = new_max
-        if self._active:
+        if preallocated:
             self._set_file_length(new_max)
 
     def truncate_to_entries(self, entries: int) -> None:
@@ -179,6 +193,8 @@ class IndexFile:
 
     def _append_unchecked(self, *fields: int) -> None:
         # Called directly only for the time index's reserved last slot.
+        if self._active and self._length < self._max_size:
+            self._set_file_length(self._max_size)
         if (self._entries + 1) * self.ENTRY.size > self._length:
             raise ValueError(f"index {self._path} has no room for another entry")
         self._pwrite(self.ENTRY.pack(*fields), self._entries * self.ENTRY.size)
@@ -217,18 +233,20 @@ class IndexFile:
 
     def close(self) -> None:
         """Trim to the real entries and release."""
-        if self._path.exists():
+        if self._exists and self._path.exists():
             self.trim()
         self.release()
 
     def rename(self, new_path: Path) -> None:
         """Move the file; an existing mapping stays valid."""
-        os.replace(self._path, new_path)
+        if self._exists:
+            os.replace(self._path, new_path)
         self._path = new_path
 
     def delete(self) -> None:
         self.release()
         self._path.unlink(missing_ok=True)
+        self._exists = False
 
     # ----------------------------------------------------------- searching
 
@@ -299,7 +317,8 @@ class IndexFile:
     def _descriptor(self) -> int:
         file = self._file
         if file is None:
-            file = self._file = SegmentFile(self._path, "r+")
+            file = self._file = SegmentFile(self._path, "r+" if self._exists else "x+")
+            self._exists = True
             self._open_files.touch(self, self._descriptors_held())
         else:
             self._open_files.refresh(self)

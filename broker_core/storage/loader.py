@@ -24,8 +24,13 @@ torn last entry is cut off; a file with an entry that does not parse is
 discarded and ``txn_index_lost_from`` tells the partition to rebuild the
 entries from the log. Recovery drops entries past a segment's new end.
 
-The result is the longest valid prefix of what was written. Afterwards the
-recovered data is fsynced and the recovery point is the log end offset.
+The result is the longest valid prefix of what was written. Nothing is
+fsynced while loading (as in Kafka): the recovered data keeps counting as
+unflushed, so the recovery point stays where it was (capped at the log end
+offset) and the log's flusher fsyncs that data, and the directory when
+recovery removed or cut files, on its next flush. Another crash before then
+re-validates the same segments. After a clean shutdown everything was
+flushed and the recovery point is the log end offset.
 """
 
 from __future__ import annotations
@@ -39,8 +44,7 @@ from typing import Callable
 from broker_core.storage.batch_reader import BatchReader
 from broker_core.storage.config import LogConfig
 from broker_core.storage.errors import CorruptIndexError, LogDirError
-from broker_core.storage.files import FileKind, FileState, parse_segment_file_name, segment_paths
-from broker_core.storage.fs import fsync_directory
+from broker_core.storage.files import FileKind, FileState, SegmentFileName, parse_segment_file_name, segment_paths
 from broker_core.storage.open_files import UNBOUNDED, OpenFileCache
 from broker_core.storage.segment import LogSegment
 from broker_core.storage.segments import LogSegments
@@ -64,6 +68,8 @@ class LoadedLog:
     truncated_bytes: int = 0
     recovered_segments: int = 0
     txn_index_lost_from: int | None = None
+    # Files were removed or cut: the directory is fsynced with the next flush.
+    directory_changed: bool = False
 
 
 def load_log(
@@ -131,14 +137,11 @@ def _load(
             segment.release_indexes()
     last.activate()
     last.refresh_max_timestamp()
-    if loaded.recovered_segments:
-        for segment in segments.from_offset(recovery_point):
-            segment.flush()
-        fsync_directory(directory)
+    loaded.directory_changed = loaded.recovered_segments > 0
 
     loaded.log_start_offset = start
     loaded.next_offset = next_offset
-    loaded.recovery_point = next_offset
+    loaded.recovery_point = next_offset if had_clean_shutdown else max(start, min(recovery_point, next_offset))
     return loaded
 
 
@@ -235,25 +238,32 @@ def _ensure_directory(directory: Path) -> None:
 
 
 def _settle_leftovers(directory: Path) -> None:
-    names = sorted(os.listdir(directory))
-    for name in names:
-        parsed = parse_segment_file_name(name)
-        if parsed is not None and parsed.state in (FileState.DELETED, FileState.CLEANED):
-            (directory / name).unlink(missing_ok=True)
-    for name in names:
-        parsed = parse_segment_file_name(name)
-        if parsed is not None and parsed.state is FileState.SWAP and parsed.kind is FileKind.LOG:
-            _complete_swap(directory, parsed.base_offset)
-    for name in sorted(os.listdir(directory)):
-        parsed = parse_segment_file_name(name)
-        if parsed is None:
-            continue
+    parsed_names = _segment_files(directory)
+    if any(p.state is not FileState.LIVE for _, p in parsed_names):
+        for name, parsed in parsed_names:
+            if parsed.state in (FileState.DELETED, FileState.CLEANED):
+                (directory / name).unlink(missing_ok=True)
+        for _, parsed in parsed_names:
+            if parsed.state is FileState.SWAP and parsed.kind is FileKind.LOG:
+                _complete_swap(directory, parsed.base_offset)
+        parsed_names = _segment_files(directory)
+    live_logs = {p.base_offset for _, p in parsed_names if p.state is FileState.LIVE and p.kind is FileKind.LOG}
+    for name, parsed in parsed_names:
         if parsed.state is FileState.SWAP:
             # Index files of a swap: rebuilt from the log once it is live.
             (directory / name).unlink(missing_ok=True)
-        elif parsed.state is FileState.LIVE and parsed.kind is not FileKind.LOG:
-            if not segment_paths(directory, parsed.base_offset).log.exists():
-                (directory / name).unlink(missing_ok=True)
+        elif parsed.state is FileState.LIVE and parsed.kind is not FileKind.LOG and parsed.base_offset not in live_logs:
+            (directory / name).unlink(missing_ok=True)
+
+
+def _segment_files(directory: Path) -> list[tuple[str, SegmentFileName]]:
+    """``(name, parsed name)`` of every segment file in the directory, by name (one listing)."""
+    found = []
+    for name in sorted(os.listdir(directory)):
+        parsed = parse_segment_file_name(name)
+        if parsed is not None:
+            found.append((name, parsed))
+    return found
 
 
 def _complete_swap(directory: Path, base_offset: int) -> None:

@@ -68,6 +68,8 @@ class LocalLog:
         self._log_start_offset = loaded.log_start_offset
         self._next_offset = loaded.next_offset
         self._flusher = LogFlusher(directory, loaded.segments, recovery_point=loaded.recovery_point, clock=clock)
+        if loaded.directory_changed:
+            self._flusher.mark_directory_dirty()
         self._txn_index_lost_from = loaded.txn_index_lost_from
         self._pending = PendingDeletes()
         self._closed = False
@@ -447,6 +449,10 @@ class LocalLog:
         """fsync every segment holding offsets below ``up_to_offset`` (default: all)."""
         self._check_open()
         self._flusher.flush(self._next_offset if up_to_offset is None else min(up_to_offset, self._next_offset))
+
+    def add_before_flush(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` before every flush, so what it syncs is on disk before the data it describes."""
+        self._flusher.add_before_flush(callback)
 
     @reports_io_errors
     def flush_if_due(self, now_ms: int) -> bool:

@@ -5,7 +5,9 @@ fsynced: the segments holding it and, when segment files were created,
 renamed or removed since the last flush, the partition directory (a new
 segment whose directory entry is lost after a crash is as lost as its data).
 After a crash the loader re-validates only what lies above the recovery
-point, which the log manager checkpoints.
+point, which the log manager checkpoints. Files that describe the data (the
+leader-epoch checkpoint) register a ``before_flush`` callback and are made
+durable before the data they describe.
 
 The policy (``flush.messages`` inline, ``flush.ms`` and rolled segments from
 the log manager's scheduler) is the log's; this class does the fsyncs and
@@ -34,6 +36,11 @@ class LogFlusher:
         self._clock = clock
         self._last_flush_ms = clock()
         self._dir_dirty = False
+        self._before_flush: list[Callable[[], None]] = []
+
+    def add_before_flush(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` (an fsync of state the data depends on) before every flush that moves data."""
+        self._before_flush.append(callback)
 
     @property
     def recovery_point(self) -> int:
@@ -56,6 +63,8 @@ class LogFlusher:
         """
         if target <= self._recovery_point and not self._dir_dirty:
             return
+        for callback in self._before_flush:
+            callback()
         try:
             for segment in self._segments.from_offset(self._recovery_point):
                 if segment.base_offset >= target:

@@ -68,7 +68,7 @@ class LogSegment:
         created_ms: int,
         open_files: OpenFileCache = UNBOUNDED,
     ) -> None:
-        """Open (creating when absent) the segment's files.
+        """Open (creating when absent) the segment's files; index files are created on first use.
 
         Descriptors are taken on first use and given back when
         ``open_files`` needs room; only a new segment's ``.log`` starts open.
@@ -232,6 +232,10 @@ class LogSegment:
         if self._max_timestamp > index.last_entry.timestamp and index.entries < index.max_entries:
             index.activate()
             index.maybe_append(self._max_timestamp, self._offset_of_max_timestamp, final=True)
+        if self._log.size > 0:
+            # A reopen takes a non-empty log without index files for one to rebuild.
+            self.offset_index.create_if_missing()
+            self.time_index.create_if_missing()
         self.offset_index.trim()
         self.time_index.trim()
 

@@ -34,7 +34,11 @@ on the way re-add their aborted-transaction index entries (those past the
 replay start are dropped first, so none is doubled), so entries a crash lost
 come back. When the loader discarded a corrupt aborted-transaction index
 below the snapshot, the whole log is replayed, as a snapshot cannot tell
-which transactions aborted.
+which transactions aborted. Before that, batches above the recovery point
+whose leader epoch is newer than the epoch cache's latest entry add their
+epochs to it: new entries are fsynced only before a flush, so a power failure
+may keep such batches and lose their entry (Kafka's recovery assigns epochs
+from recovered batches the same way).
 
 The log start offset, retention and flushing stay with the local log (the log
 manager drives them); the high watermark and what a fetch may see are the
@@ -102,6 +106,8 @@ class UnifiedLog:
             local_log.directory, clock=clock, max_producer_id_expiration_ms=producer_id_expiration_ms
         )
         self._epoch_cache = LeaderEpochFileCache(local_log.directory)
+        local_log.add_before_flush(self._epoch_cache.sync)
+        self._restore_unflushed_epochs()
         self._recover_producer_state()
 
     def _io_failed(self, exc: OSError | LogDirError, action: str) -> LogDirError:
@@ -316,8 +322,12 @@ class UnifiedLog:
 
     @reports_io_errors
     def maybe_assign_epoch_start_offset(self, leader_epoch: int, start_offset: int) -> None:
-        """Record that ``leader_epoch`` writes from ``start_offset`` on (a no-op when it already does)."""
-        self._epoch_cache.assign(leader_epoch, start_offset)
+        """Record that ``leader_epoch`` writes from ``start_offset`` on (a no-op when it already does).
+
+        On a log without data the entry is written with the first append (or flush), not now.
+        """
+        local = self._local
+        self._epoch_cache.assign(leader_epoch, start_offset, write=local.log_end_offset > local.log_start_offset)
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         """``(epoch, end_offset)`` as OffsetForLeaderEpoch answers it (see ``LeaderEpochFileCache``)."""
@@ -371,6 +381,18 @@ class UnifiedLog:
         self._local.close()
 
     # ------------------------------------------------------------- recovery
+
+    def _restore_unflushed_epochs(self) -> None:
+        """Epochs of the batches above the recovery point that the checkpoint lacks, as Kafka's recovery
+        assigns them: its new entries are fsynced only before a flush, so a power failure may have lost
+        an entry whose data survived. Only epochs above the latest cached one are added, so no entry goes."""
+        local = self._local
+        if local.recovery_point >= local.log_end_offset:
+            return
+        for header, _ in self._batches_from(max(local.recovery_point, local.log_start_offset)):
+            latest = self._epoch_cache.latest_epoch
+            if header.partition_leader_epoch > (-1 if latest is None else latest):
+                self._epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
 
     def _recover_producer_state(self) -> None:
         """Load the newest snapshot and replay the log after it (see the module docstring)."""

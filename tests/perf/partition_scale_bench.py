@@ -14,7 +14,10 @@ partitions; then:
 * descriptors (``/proc/PID/fd``) and RSS of the broker after the produce run;
 * recovery: the broker is killed with SIGKILL and started again on the same
   data; seconds from the restart until a produce to the first and to the
-  last partition is acknowledged.
+  last partition is acknowledged;
+* clean restart: the broker is stopped with SIGTERM (seconds until it exits)
+  and started again; seconds until produces to the first and the last
+  partition are acknowledged.
 
 Prints a Markdown table with the ratio of each row's throughput to the
 1-partition row's. The machine may be shared: compare rows of one run.
@@ -50,6 +53,8 @@ class Row:
     rss_mb: float
     create_s: float
     recovery_s: float | None
+    stop_s: float | None = None
+    restart_s: float | None = None
 
 
 def _raise_nofile() -> None:
@@ -134,31 +139,44 @@ def measure(partitions: int, seconds: float, recovery: bool, overrides: dict[str
             create_s = create_topic(broker.bootstrap, partitions)
             records, elapsed = produce_round_robin(broker.bootstrap, partitions, seconds)
             fds, rss = broker_fds(pid), broker_rss_mb(pid)
-            recovery_s = None
+            recovery_s = stop_s = restart_s = None
             if recovery:
                 broker.kill()
+                recovery_s = restart_until_writable(broker, partitions)
                 start = time.perf_counter()
-                broker.start(timeout=600)
-                produce_one(broker.bootstrap, 0, 600)
-                produce_one(broker.bootstrap, partitions - 1, 600)
-                recovery_s = time.perf_counter() - start
+                broker.stop(timeout=600)
+                stop_s = time.perf_counter() - start
+                restart_s = restart_until_writable(broker, partitions)
             mb = records * RECORD_SIZE / elapsed / 1e6
-            return Row(partitions, mb, records, fds, rss, create_s, recovery_s)
+            return Row(partitions, mb, records, fds, rss, create_s, recovery_s, stop_s, restart_s)
         finally:
             broker.stop(timeout=120)
+
+
+def restart_until_writable(broker: BrokerProcess, partitions: int) -> float:
+    """Seconds from starting ``broker`` until the first and the last partition take a produce."""
+    start = time.perf_counter()
+    broker.start(timeout=600)
+    produce_one(broker.bootstrap, 0, 600)
+    produce_one(broker.bootstrap, partitions - 1, 600)
+    return time.perf_counter() - start
+
+
+def _seconds(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f}"
 
 
 def table(rows: list[Row]) -> str:
     base = rows[0].mb_per_s if rows else 1.0
     lines = [
-        "| partitions | produce MB/s | ratio to first row | broker fds | broker RSS MB | create s | SIGKILL recovery s |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
+        "| partitions | produce MB/s | ratio to first row | broker fds | broker RSS MB | create s "
+        "| SIGKILL recovery s | SIGTERM stop s | clean restart s |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        recovery = "–" if r.recovery_s is None else f"{r.recovery_s:.1f}"
         lines.append(
             f"| {r.partitions:,} | {r.mb_per_s:.1f} | {r.mb_per_s / base:.2f} | {r.fds:,} | {r.rss_mb:.0f} | "
-            f"{r.create_s:.1f} | {recovery} |"
+            f"{r.create_s:.1f} | {_seconds(r.recovery_s)} | {_seconds(r.stop_s)} | {_seconds(r.restart_s)} |"
         )
     return "\n".join(lines)
 

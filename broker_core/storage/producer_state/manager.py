@@ -22,6 +22,7 @@ from broker_core.storage.producer_state.snapshot import (
     read_snapshot,
     remove_temp_files,
     snapshot_offsets,
+    snapshot_path,
     write_snapshot,
 )
 from spate.records.batch import BatchHeader
@@ -187,12 +188,20 @@ class ProducerStateManager:
         """Write the state as of ``offset`` and keep only the newest snapshots.
 
         ``offset`` is normally the log end offset; it may not be below
-        ``map_end_offset``, or replay from it would apply batches twice.
+        ``map_end_offset``, or replay from it would apply batches twice. As in
+        Kafka, nothing is written when a snapshot at ``offset`` exists already
+        (no batch came since; a clean shutdown after a restart rewrites
+        nothing), nor at offset 0 without producers (there is nothing to
+        replay either way).
         """
         if offset < self._map_end_offset:
             raise ValueError(
                 f"snapshot offset {offset} is below the producer state's end offset {self._map_end_offset}"
             )
+        path = snapshot_path(self._dir, offset)
+        if path.exists() or (offset == 0 and not self._producers):
+            self._map_end_offset = offset
+            return path
         path = write_snapshot(self._dir, offset, self._producers.values())
         self._map_end_offset = offset
         for old in self.snapshot_offsets()[:-SNAPSHOTS_TO_KEEP]:

@@ -132,7 +132,8 @@ def test_reopening_after_a_crash_keeps_exactly_the_longest_valid_prefix(scenario
 
         log = LocalLog.open(directory, CONFIG, clock=clock, recovery_point=recovery_point)
         assert log.log_end_offset == expected_end
-        assert log.recovery_point == expected_end
+        # Recovered data is not fsynced while loading: it stays above the recovery point until a flush.
+        assert log.recovery_point == min(recovery_point, expected_end)
         assert read_all(log) == b"".join(s.data for s in survivors)
         for s in survivors:
             for offset in (s.base_offset, s.last_offset):

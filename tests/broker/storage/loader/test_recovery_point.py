@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -79,3 +81,42 @@ def test_a_crashed_active_segment_with_a_preallocated_index_is_rebuilt_and_reads
     reopened = LocalLog.open(log_dir, config, clock=clock, recovery_point=0)
     assert read_all(reopened) == data
     assert reopened.read(10, 1).first_offset <= 10
+
+
+def test_recovery_fsyncs_nothing_and_leaves_the_recovered_data_above_the_recovery_point(
+    log_dir: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    crashed, data = crashed_log(log_dir, clock)
+    recovery_point = crashed.recovery_point
+    last = sorted(log_dir.glob("*.log"))[-1]
+    with open(last, "ab") as f:
+        f.write(b"\x00torn")  # recovery cuts this off
+    fsynced: list[str] = []
+    real_fsync = os.fsync
+
+    def recording_fsync(fd: int) -> None:
+        fsynced.append("directory" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", recording_fsync)
+    reopened = LocalLog.open(log_dir, CONFIG, clock=clock, recovery_point=recovery_point)
+    assert fsynced == []
+    assert read_all(reopened) == data
+    assert reopened.recovery_point == recovery_point
+    assert reopened.unflushed_messages == reopened.log_end_offset - recovery_point
+
+    reopened.flush()
+    assert reopened.recovery_point == reopened.log_end_offset
+    assert "directory" in fsynced  # the cut is durable with the data
+    reopened.close()
+
+
+def test_after_a_clean_shutdown_the_recovery_point_is_the_log_end(log_dir: Path, clock: FakeClock) -> None:
+    log = LocalLog.open(log_dir, CONFIG, clock=clock)
+    append_batches(log, 10, clock=clock)
+    log.flush()
+    end = log.log_end_offset
+    log.close()
+    reopened = LocalLog.open(log_dir, CONFIG, clock=clock, recovery_point=0, had_clean_shutdown=True)
+    assert reopened.recovery_point == end
+    reopened.close()

@@ -182,6 +182,20 @@ def test_restored_state_still_recognises_retries(h):
     assert isinstance(restored.prepare_append(batch(seq=1)), DuplicateBatch)
 
 
+def test_a_snapshot_at_an_offset_already_snapshotted_is_not_rewritten(h):
+    h.append(seq=0)
+    path = h.state.take_snapshot(h.log_end)
+    inode = path.stat().st_ino
+    assert h.state.take_snapshot(h.log_end) == path
+    assert path.stat().st_ino == inode  # a rewrite renames a new file over it
+
+
+def test_an_empty_log_without_producers_gets_no_snapshot(h):
+    h.state.take_snapshot(0)
+    assert h.state.snapshot_offsets() == []
+    assert h.reopen().load(0, 0) == 0
+
+
 def test_only_the_two_newest_snapshots_are_kept(h):
     for i in range(4):
         h.append(seq=i)
