@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import BinaryIO, Iterator
 
 from broker_core.storage.batch_reader import BatchReader, pread_fully
-from broker_core.storage.open_files import UNBOUNDED, OpenFileCache, SegmentFile
+from broker_core.storage.open_files import OpenFileCache, SegmentFile
 from broker_core.storage.time_index import TimestampOffset
 from spate.records.batch import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, batch_crc, validate_batch
 from spate.records.errors import CorruptRecordError
@@ -50,9 +50,10 @@ class SegmentRead:
 class FileRecords:
     """The ``.log`` file of one segment (created when absent), opened while in use."""
 
-    def __init__(self, path: Path, open_files: OpenFileCache = UNBOUNDED) -> None:
+    def __init__(self, path: Path, open_files: OpenFileCache | None = None) -> None:
         self._path = path
-        self._open_files = open_files
+        # Without the broker's cache (tools, tests) the file is bounded by nothing but tracked all the same.
+        self._open_files = open_files = open_files if open_files is not None else OpenFileCache()
         self._file: SegmentFile | None = None
         try:
             self._size = os.stat(path).st_size

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import ClassVar, Iterator
 
 from broker_core.storage.errors import CorruptIndexError
-from broker_core.storage.open_files import UNBOUNDED, OpenFileCache, SegmentFile
+from broker_core.storage.open_files import OpenFileCache, SegmentFile
 
 # Every SUMMARY_STRIDE-th entry's first field is kept in memory so that a
 # lookup bisects in C down to a short run of entries, whatever the index size.
@@ -65,7 +65,7 @@ class IndexFile:
     ENTRY: ClassVar[struct.Struct]
 
     def __init__(
-        self, path: Path, base_offset: int, max_index_size: int, open_files: OpenFileCache = UNBOUNDED
+        self, path: Path, base_offset: int, max_index_size: int, open_files: OpenFileCache | None = None
     ) -> None:
         entry_size = self.ENTRY.size
         if max_index_size < entry_size:
@@ -73,7 +73,7 @@ class IndexFile:
         self._path = path
         self._base_offset = base_offset
         self._max_size = max_index_size - max_index_size % entry_size
-        self._open_files = open_files
+        self._open_files = open_files if open_files is not None else OpenFileCache()
         self._file: SegmentFile | None = None
         self._mmap: mmap.mmap | None = None
         self._entries = 0

@@ -45,7 +45,7 @@ from broker_core.storage.batch_reader import BatchReader
 from broker_core.storage.config import LogConfig
 from broker_core.storage.errors import CorruptIndexError, LogDirError
 from broker_core.storage.files import FileKind, FileState, SegmentFileName, parse_segment_file_name, segment_paths
-from broker_core.storage.open_files import UNBOUNDED, OpenFileCache
+from broker_core.storage.open_files import OpenFileCache
 from broker_core.storage.segment import LogSegment
 from broker_core.storage.segments import LogSegments
 from broker_core.storage.txn_index import CorruptTxnIndexError
@@ -80,7 +80,7 @@ def load_log(
     recovery_point: int = 0,
     log_start_offset: int | None = None,
     had_clean_shutdown: bool = False,
-    open_files: OpenFileCache = UNBOUNDED,
+    open_files: OpenFileCache | None = None,
 ) -> LoadedLog:
     """Open every segment of ``directory`` (created when missing), recovering as needed.
 
@@ -90,6 +90,8 @@ def load_log(
     """
     _ensure_directory(directory)
     try:
+        # A log opened without the broker's cache (tools, tests) gets one of its own: unbounded, freed with it.
+        open_files = open_files if open_files is not None else OpenFileCache()
         return _load(directory, config, clock, recovery_point, log_start_offset, had_clean_shutdown, open_files)
     except OSError as exc:
         raise LogDirError(directory, f"cannot load the log: {exc}") from exc

@@ -45,7 +45,7 @@ from broker_core.storage.loader import LoadedLog, load_log
 from broker_core.storage.log_dir_failures import LogDirFailureChannel, reports_io_errors
 from broker_core.storage.log_flusher import LogFlusher
 from broker_core.storage.log_validator import AppendInfo, ValidatedAppend, validate_append
-from broker_core.storage.open_files import UNBOUNDED, OpenFileCache
+from broker_core.storage.open_files import OpenFileCache
 from broker_core.storage.pending_deletes import PendingDeletes
 from broker_core.storage.retention import RetentionPolicy, deletable_prefix
 from broker_core.storage.segment import LogSegment, SegmentInfo
@@ -81,7 +81,7 @@ class LocalLog:
     def open(
         cls, directory: Path, config: LogConfig, *, clock: Clock, recovery_point: int = 0,
         log_start_offset: int | None = None, had_clean_shutdown: bool = False,
-        open_files: OpenFileCache = UNBOUNDED,
+        open_files: OpenFileCache | None = None,
     ) -> LocalLog:
         """Open (or create) the log in ``directory``, recovering what a crash left.
 

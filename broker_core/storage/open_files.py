@@ -117,6 +117,3 @@ class OpenFileCache:
             self.evictions += 1
             holder.close_idle()
 
-
-# Logs opened without a log manager (tools, tests) share this unbounded cache.
-UNBOUNDED = OpenFileCache(None)

@@ -33,7 +33,7 @@ from broker_core.storage.errors import CorruptIndexError
 from broker_core.storage.file_records import RECOVERY_WINDOW, FileRecords, SegmentRead
 from broker_core.storage.files import FileState, SegmentPaths, segment_paths
 from broker_core.storage.offset_index import OffsetIndex
-from broker_core.storage.open_files import UNBOUNDED, OpenFileCache
+from broker_core.storage.open_files import OpenFileCache
 from broker_core.storage.time_index import TimeIndex, TimestampOffset
 from broker_core.storage.txn_index import AbortedTxn, TransactionIndex, TxnIndexSearchResult
 from spate.records.batch import HEADER_SIZE, NO_TIMESTAMP, BatchHeader
@@ -66,7 +66,7 @@ class LogSegment:
         index_interval_bytes: int,
         max_index_size: int,
         created_ms: int,
-        open_files: OpenFileCache = UNBOUNDED,
+        open_files: OpenFileCache | None = None,
     ) -> None:
         """Open (creating when absent) the segment's files; index files are created on first use.
 
@@ -83,8 +83,9 @@ class LogSegment:
         self._paths = segment_paths(directory, base_offset)
         self._index_interval = index_interval_bytes
         self._created_ms = created_ms
+        # One cache for the segment's files when none is given (tools, tests): unbounded, and freed with it.
+        self._open_files = open_files = open_files if open_files is not None else OpenFileCache()
         self._log = FileRecords(self._paths.log, open_files)
-        self._open_files = open_files
         # A non-empty log without its index files needs them rebuilt.
         self.needs_index_rebuild = self._log.size > 0 and not (
             self._paths.index.exists() and self._paths.time_index.exists()
