@@ -51,16 +51,16 @@ def write_atomically(path: Path, data: bytes, *, sync: bool = True) -> None:
 
 def fsync_file(path: Path) -> None:
     """fsync the content of the file at ``path``."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    _fsync_path(path)
 
 
 def fsync_directory(directory: Path) -> None:
     """fsync ``directory`` so that files created, renamed or removed in it stay so after a crash."""
-    fd = os.open(directory, os.O_RDONLY)
+    _fsync_path(directory)
+
+
+def _fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
