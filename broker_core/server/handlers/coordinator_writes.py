@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any, Callable
+
 from broker_core.server.context import BrokerContext
 from broker_core.server.replication_barrier import coordinator_write_settled
 from spate.protocol.errors import ErrorCode
@@ -22,3 +25,21 @@ async def group_offsets_settled(ctx: BrokerContext, group_id: str) -> ErrorCode:
     partition = ctx.group_coordinator.partition_for(group_id)
     return await coordinator_write_settled(ctx.replicas, CONSUMER_OFFSETS_TOPIC, partition,
                                            ctx.config.get_int("offsets.commit.timeout.ms"))
+
+
+def complete_once_group_settled(
+    ctx: BrokerContext, group_id: str, future: asyncio.Future[Any], response: Any,
+    failed: Callable[[ErrorCode], Any],
+) -> None:
+    """Complete ``future`` with ``response`` once the group's ``__consumer_offsets`` partition has replicated
+    what the coordinator wrote (a rebalance's assignment, a static member's new id): otherwise a coordinator
+    failing over could come back without it and fence the members it answered. ``failed(code)`` is the answer
+    when the write cannot be confirmed. The wait runs in a task of its own, so no request worker waits."""
+
+    async def settle() -> None:
+        code = await group_offsets_settled(ctx, group_id)
+        if not future.done():
+            future.set_result(response if code == ErrorCode.NONE else failed(code))
+
+    task = asyncio.ensure_future(settle())
+    future.add_done_callback(lambda _done, pending=task: None)  # keeps the task referenced until answered

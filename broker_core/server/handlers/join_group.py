@@ -8,7 +8,9 @@ from typing import Any
 from broker_core.coordinator.group.member import Protocol
 from broker_core.coordinator.group.results import JoinGroupResult
 from broker_core.server.context import BrokerContext
+from broker_core.server.handlers.coordinator_writes import complete_once_group_settled
 from spate.protocol.connection import Request
+from spate.protocol.errors import ErrorCode
 from spate.protocol.messages.join_group import JoinGroupResponse
 
 R = JoinGroupResponse
@@ -21,8 +23,13 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
     future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
 
     def respond(result: JoinGroupResult) -> None:
-        if not future.done():
+        if future.done():
+            return
+        if result.error != ErrorCode.NONE:
             future.set_result(_response(result))
+            return
+        complete_once_group_settled(ctx, body.group_id, future, _response(result),
+                                    lambda code: _response(JoinGroupResult(code, member_id=result.member_id)))
 
     ctx.group_coordinator.join_group(
         group_id=body.group_id,

@@ -7,7 +7,9 @@ from typing import Any
 
 from broker_core.coordinator.group.results import SyncGroupResult
 from broker_core.server.context import BrokerContext
+from broker_core.server.handlers.coordinator_writes import complete_once_group_settled
 from spate.protocol.connection import Request
+from spate.protocol.errors import ErrorCode
 from spate.protocol.messages.sync_group import SyncGroupResponse
 
 R = SyncGroupResponse
@@ -18,8 +20,14 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
     future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
 
     def respond(result: SyncGroupResult) -> None:
-        if not future.done():
-            future.set_result(R(throttle_time_ms=0, error_code=result.error, assignment=result.assignment))
+        if future.done():
+            return
+        response = R(throttle_time_ms=0, error_code=result.error, assignment=result.assignment)
+        if result.error != ErrorCode.NONE:
+            future.set_result(response)
+            return
+        complete_once_group_settled(ctx, body.group_id, future, response,
+                                    lambda code: R(throttle_time_ms=0, error_code=code, assignment=b""))
 
     ctx.group_coordinator.sync_group(
         group_id=body.group_id,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from types import SimpleNamespace
 
+from broker_core.server.handlers.coordinator_writes import complete_once_group_settled
 from broker_core.server.purgatory import FetchPurgatory
 from broker_core.server.replication_barrier import as_coordinator_error, until_replicated
 from spate.protocol.errors import ErrorCode
@@ -56,3 +57,37 @@ def test_clients_hear_kafkas_coordinator_errors() -> None:
     assert as_coordinator_error(E.NOT_LEADER_OR_FOLLOWER) == E.NOT_COORDINATOR
     for code in (E.REQUEST_TIMED_OUT, E.NOT_ENOUGH_REPLICAS, E.NOT_ENOUGH_REPLICAS_AFTER_APPEND):
         assert as_coordinator_error(code) == E.COORDINATOR_NOT_AVAILABLE
+
+
+def _group_context(leader: _Leader | None, commit_timeout_ms: int = 5_000) -> SimpleNamespace:
+    return SimpleNamespace(
+        replicas=_replicas(leader),
+        group_coordinator=SimpleNamespace(partition_for=lambda group_id: 0),
+        config=SimpleNamespace(get_int=lambda name: commit_timeout_ms),
+    )
+
+
+def test_a_group_answer_waits_until_the_coordinator_write_is_replicated() -> None:
+    async def scenario() -> str:
+        leader = _Leader(log_end_offset=4)
+        ctx = _group_context(leader)
+        answer: asyncio.Future = asyncio.get_running_loop().create_future()
+        complete_once_group_settled(ctx, "g", answer, "assignment", lambda code: f"failed {code.name}")
+        await asyncio.sleep(0.01)
+        assert not answer.done()  # the new member id or assignment is not on the followers yet
+        leader.high_watermark = 4
+        ctx.replicas.purgatory.notify_append(("__consumer_offsets", 0))
+        return await asyncio.wait_for(answer, 1)
+
+    assert asyncio.run(scenario()) == "assignment"
+
+
+def test_a_group_answer_whose_write_cannot_be_confirmed_is_a_coordinator_error() -> None:
+    async def scenario(leader: _Leader | None) -> str:
+        answer: asyncio.Future = asyncio.get_running_loop().create_future()
+        complete_once_group_settled(_group_context(leader, 50), "g", answer, "assignment",
+                                    lambda code: f"failed {code.name}")
+        return await asyncio.wait_for(answer, 1)
+
+    assert asyncio.run(scenario(_Leader(log_end_offset=4))) == "failed COORDINATOR_NOT_AVAILABLE"
+    assert asyncio.run(scenario(None)) == "failed NOT_COORDINATOR"
