@@ -20,18 +20,15 @@ import pytest
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.errors import ErrorCode
 from spate.protocol.messages.delete_records import DeleteRecordsRequest
-from spate.protocol.messages.leader_and_isr import LeaderAndIsrRequest
 from tests.support.admin_requests import produce_one
 from tests.support.cluster import FAKE_CONTROLLER_ID, ClusterForTests, running_cluster
 from tests.support.controller_requests import (
-    Broker,
     FakeController,
     PartitionSpec,
     call,
-    send_leader_and_isr,
     send_stop_replica,
-    send_update_metadata,
 )
+from tests.support.played_controller import leader_and_isr, update_metadata
 
 E = ErrorCode
 REPLICATED_TIMEOUT_S = 30.0
@@ -52,36 +49,6 @@ def controller(cluster: ClusterForTests) -> FakeController:
     controller = FakeController(controller_id=FAKE_CONTROLLER_ID, epoch=1)
     update_metadata(cluster, controller, [])
     return controller
-
-
-# --- playing the controller ------------------------------------------------------------------
-
-
-def live_brokers(cluster: ClusterForTests) -> list[Broker]:
-    return [Broker(i, "127.0.0.1", cluster.broker(i).port) for i in cluster.live_ids()]
-
-
-def update_metadata(cluster: ClusterForTests, controller: FakeController, specs: list[PartitionSpec]) -> None:
-    for broker_id in cluster.live_ids():
-        body = controller.update_metadata(live_brokers(cluster), specs)
-        assert send_update_metadata(cluster.address(broker_id), body).error_code == E.NONE
-
-
-def leader_and_isr(cluster: ClusterForTests, controller: FakeController, specs: list[PartitionSpec], *,
-                   to: list[int] | None = None, live_leaders: bool = True) -> None:
-    """LeaderAndIsr to each replica named (or to ``to``); with ``live_leaders``, the leaders' endpoints as Kafka's
-    controller lists them (else the brokers find them in their metadata cache)."""
-    for broker_id in to or sorted({r for spec in specs for r in spec.replica_list}):
-        body = controller.leader_and_isr([spec for spec in specs if broker_id in spec.replica_list])
-        if live_leaders:
-            body.live_leaders = [
-                LeaderAndIsrRequest.LeaderAndIsrLiveLeader(broker_id=b, host_name="127.0.0.1",
-                                                           port=cluster.broker(b).port)
-                for b in sorted({spec.leader for spec in specs})
-            ]
-        response = send_leader_and_isr(cluster.address(broker_id), body)
-        assert response.error_code == E.NONE
-        assert all(p.error_code == E.NONE for t in response.topics for p in t.partition_errors)
 
 
 def spec(topic: str, leader: int, epoch: int, replicas: tuple[int, ...]) -> PartitionSpec:

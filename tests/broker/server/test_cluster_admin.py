@@ -33,13 +33,11 @@ from tests.support.admin_requests import (
 )
 from tests.support.cluster import FAKE_CONTROLLER_ID, ClusterForTests, running_cluster
 from tests.support.controller_requests import (
-    Broker,
     FakeController,
     PartitionSpec,
     call,
-    send_leader_and_isr,
-    send_update_metadata,
 )
+from tests.support.played_controller import announce
 
 E = ErrorCode
 
@@ -54,22 +52,8 @@ def cluster(tmp_path_factory, zookeeper) -> Iterator[ClusterForTests]:
 def controller(cluster: ClusterForTests) -> FakeController:
     """The test's controller; like a real one, it first tells every broker who is alive."""
     controller = FakeController(controller_id=FAKE_CONTROLLER_ID, epoch=1)
-    publish(cluster, controller, [])
+    announce(cluster, controller, [])
     return controller
-
-
-def brokers(cluster: ClusterForTests) -> list[Broker]:
-    return [Broker(i, "127.0.0.1", cluster.broker(i).port) for i in cluster.live_ids()]
-
-
-def publish(cluster: ClusterForTests, controller: FakeController, specs: list[PartitionSpec]) -> None:
-    live = set(cluster.live_ids())
-    for broker_id in sorted({r for spec in specs for r in spec.replica_list} & live):
-        mine = [spec for spec in specs if broker_id in spec.replica_list and spec.leader >= 0]
-        if mine:
-            send_leader_and_isr(cluster.address(broker_id), controller.leader_and_isr(mine))
-    for broker_id in cluster.live_ids():
-        send_update_metadata(cluster.address(broker_id), controller.update_metadata(brokers(cluster), specs))
 
 
 def assignment_of(cluster: ClusterForTests, topic: str) -> dict[int, tuple[int, ...]]:
@@ -95,8 +79,8 @@ def when(condition: Callable[[], object], then: Callable[[], None]) -> threading
 
 def elect_leaders_for(cluster: ClusterForTests, controller: FakeController, topic: str) -> Callable[[], None]:
     def elect() -> None:
-        publish(cluster, controller, [PartitionSpec(topic, p, r[0], replicas=r)
-                                      for p, r in assignment_of(cluster, topic).items()])
+        announce(cluster, controller, [PartitionSpec(topic, p, r[0], replicas=r)
+                                       for p, r in assignment_of(cluster, topic).items()])
 
     return elect
 
@@ -173,7 +157,7 @@ def test_delete_topics_asks_the_controller_and_answers_once_the_topic_is_gone(
     assert cluster.zk.exists(f"/admin/delete_topics/{topic}") is not None
 
     def forget() -> None:
-        publish(cluster, controller, controller.deleting(topic, [0]))
+        announce(cluster, controller, controller.deleting(topic, [0]))
 
     reacting = when(lambda: True, forget)
     assert delete_topic(cluster.address(2), topic) == E.NONE  # asked again: still answered when done
@@ -230,7 +214,7 @@ def test_preferred_elections_say_when_none_is_needed_or_possible(
     cluster: ClusterForTests, controller: FakeController, topic_name
 ) -> None:
     topic = topic_name()
-    publish(cluster, controller, [
+    announce(cluster, controller, [
         PartitionSpec(topic, 0, 1, replicas=(1, 2)),           # led by its preferred replica
         PartitionSpec(topic, 1, 1, replicas=(2, 1)),           # can move back to 2
         PartitionSpec(topic, 2, 1, replicas=(3, 1), isr=(1,)),  # preferred replica 3 is not alive
@@ -238,7 +222,7 @@ def test_preferred_elections_say_when_none_is_needed_or_possible(
     tps = [TopicPartition(topic, p) for p in range(3)] + [TopicPartition(topic, 9)]
 
     def move_back() -> None:
-        publish(cluster, controller, [PartitionSpec(topic, 1, 2, leader_epoch=1, replicas=(2, 1))])
+        announce(cluster, controller, [PartitionSpec(topic, 1, 2, leader_epoch=1, replicas=(2, 1))])
         cluster.zk.delete("/admin/preferred_replica_election")
 
     reacting = when(lambda: cluster.zk.exists("/admin/preferred_replica_election"), move_back)
@@ -256,7 +240,7 @@ def test_preferred_elections_say_when_none_is_needed_or_possible(
 def test_reassignments_are_written_listed_and_cancelled(cluster: ClusterForTests, controller: FakeController,
                                                         topic_name) -> None:
     topic = topic_name()
-    publish(cluster, controller, [PartitionSpec(topic, p, 1, replicas=(1,)) for p in (0, 1)])
+    announce(cluster, controller, [PartitionSpec(topic, p, 1, replicas=(1,)) for p in (0, 1)])
     t0, t1, t9 = TopicPartition(topic, 0), TopicPartition(topic, 1), TopicPartition(topic, 9)
     assert alter_reassignments(cluster.address(2), {t0: [2], t1: [1, 7], t9: [1]}) == {
         t0: E.NONE, t1: E.INVALID_REPLICA_ASSIGNMENT, t9: E.UNKNOWN_TOPIC_OR_PARTITION,

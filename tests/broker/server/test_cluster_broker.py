@@ -36,6 +36,7 @@ from tests.support.controller_requests import (
     send_stop_replica,
     send_update_metadata,
 )
+from tests.support.played_controller import announce, live_brokers
 
 E = ErrorCode
 
@@ -56,22 +57,6 @@ def controller(cluster: ClusterForTests) -> FakeController:
     controller = FakeController(controller_id=FAKE_CONTROLLER_ID, epoch=1)
     announce(cluster, controller, [])
     return controller
-
-
-def live_brokers(cluster: ClusterForTests) -> list[Broker]:
-    return [Broker(i, "127.0.0.1", cluster.broker(i).port, rack="rack-b" if i == 2 else None)
-            for i in cluster.live_ids()]
-
-
-def announce(cluster: ClusterForTests, controller: FakeController, specs: list[PartitionSpec]) -> None:
-    """What the controller does for new leaders: LeaderAndIsr to the replicas, UpdateMetadata to everyone."""
-    for broker_id in sorted({r for spec in specs for r in spec.replica_list}):
-        mine = [spec for spec in specs if broker_id in spec.replica_list]
-        response = send_leader_and_isr(cluster.address(broker_id), controller.leader_and_isr(mine))
-        assert response.error_code == E.NONE
-    for broker_id in cluster.live_ids():
-        body = controller.update_metadata(live_brokers(cluster), specs)
-        assert send_update_metadata(cluster.address(broker_id), body).error_code == E.NONE
 
 
 def test_each_broker_registers_kafkas_json_with_its_rack(cluster: ClusterForTests) -> None:
