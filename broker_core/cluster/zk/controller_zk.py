@@ -205,13 +205,15 @@ class ControllerZk:
     ) -> dict[TopicPartition, int] | None:
         transaction = self._session.transaction()
         leadership.fence(transaction)
+        missing = self._missing_parents([tp for tp, (_, expected) in states.items() if expected == NO_STATE_VERSION])
         for tp, (state, expected) in states.items():
             path = TopicPartitionStateZNode.path(tp.topic, tp.partition)
             data = TopicPartitionStateZNode.encode(state)
             if expected == NO_STATE_VERSION:
                 for parent in (TopicPartitionsZNode.path(tp.topic), TopicPartitionZNode.path(tp.topic, tp.partition)):
-                    if self._session.exists(parent) is None:
+                    if parent in missing:
                         transaction.create(parent, b"")
+                        missing.remove(parent)
                 transaction.create(path, data)
             else:
                 transaction.set_data(path, data, version=expected)
@@ -219,6 +221,12 @@ class ControllerZk:
         if any(isinstance(r, Exception) and not isinstance(r, RolledBackError) for r in results):
             return None
         return {tp: 0 if expected == NO_STATE_VERSION else expected + 1 for tp, (_, expected) in states.items()}
+
+    def _missing_parents(self, new: list[TopicPartition]) -> set[str]:
+        """The znodes above new partitions' states that do not exist yet, looked up in one pipelined round."""
+        parents = {TopicPartitionsZNode.path(tp.topic) for tp in new}
+        parents.update(TopicPartitionZNode.path(tp.topic, tp.partition) for tp in new)
+        return {path for path, found in self._session.get_many(sorted(parents)).items() if found is None}
 
     def _still_controller(self, leadership: Leadership) -> bool:
         stat = self._session.exists(ControllerEpochZNode.path())
