@@ -49,6 +49,13 @@ logger = logging.getLogger(__name__)
 
 _STOP = object()
 UNCLEAN_ELECTION = "unclean.leader.election.enable"
+# Events whose handlers read what they act on from ZooKeeper: after a ZooKeeper failure they are simply handled
+# again, since the watch that queued them has already fired and will not fire for the same change twice.
+REREAD_AFTER_ZK_FAILURE = (
+    ev.BrokerChange, ev.TopicChange, ev.PartitionModifications, ev.TopicDeletion, ev.IsrChangeNotification,
+    ev.PartitionReassignment, ev.PreferredReplicaElection, ev.LogDirEventNotification,
+)
+ZK_RETRY_BACKOFF_S = 1.0
 
 
 class KafkaController:
@@ -143,13 +150,23 @@ class KafkaController:
                 self._active.clear()
                 self._refuse(event)
             except (KazooException, OSError) as exc:
-                logger.error("controller: ZooKeeper failed while handling %s: %s", type(event).__name__, exc)
-                self._refuse(event)
+                retried = isinstance(event, REREAD_AFTER_ZK_FAILURE)
+                logger.error("controller: ZooKeeper failed while handling %s: %s%s", type(event).__name__, exc,
+                             f"; handled again in {ZK_RETRY_BACKOFF_S:.0f} s" if retried else "")
+                if retried:
+                    self._handle_again_later(event)
+                else:
+                    self._refuse(event)
             except Exception:
                 logger.exception("controller: handling %s failed", type(event).__name__)
                 self._refuse(event)
         while not self._events.empty():
             self._refuse(self._events.get_nowait())
+
+    def _handle_again_later(self, event: ev.ControllerEvent) -> None:
+        timer = threading.Timer(ZK_RETRY_BACKOFF_S, self._enqueue(event), args=(None,))
+        timer.daemon = True
+        timer.start()
 
     @staticmethod
     def _refuse(event: Any) -> None:

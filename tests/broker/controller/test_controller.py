@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from kazoo.exceptions import ConnectionLoss
+
 from spate.protocol import ApiKey
 from spate.structs import TopicPartition
 from tests.broker.controller.conftest import WAIT_S, ControllerCluster
@@ -93,6 +95,27 @@ def test_added_partitions_get_leaders(cluster: ControllerCluster):
     cluster.add_partitions("growing", {1: (1,), 2: (1,)})
     for partition in (1, 2):
         cluster.wait_for_state(TopicPartition("growing", partition), lambda s: s.leader == 1, "the new partition's leader")
+
+
+def test_a_topic_created_while_zookeeper_fails_the_controller_gets_a_leader_once_it_answers_again(
+    cluster: ControllerCluster,
+):
+    cluster.add_broker(1)
+    controller = cluster.controller().controller
+    zk = controller._zk
+    read_assignments = zk.topic_assignments
+    failures: list[str] = []
+
+    def failing_once(names, **kwargs):
+        if not failures:
+            failures.append("connection lost")
+            raise ConnectionLoss()
+        return read_assignments(names, **kwargs)
+
+    zk.topic_assignments = failing_once
+    cluster.create_topic("unlucky", {0: (1,)})
+    cluster.wait_for_state(TopicPartition("unlucky", 0), lambda s: s.leader == 1, "a leader despite the failure")
+    assert failures == ["connection lost"]
 
 
 def test_a_new_controller_takes_over_and_tells_every_broker_everything(cluster: ControllerCluster):
