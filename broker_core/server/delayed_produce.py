@@ -6,7 +6,9 @@ watermark reaches the offset after its last record
 
 * the high watermark got there: NONE, or NOT_ENOUGH_REPLICAS_AFTER_APPEND
   when the ISR meanwhile shrank below ``min.insync.replicas``;
-* the partition is no longer led here: NOT_LEADER_OR_FOLLOWER;
+* the partition is no longer led here: NOT_LEADER_OR_FOLLOWER, or
+  KAFKA_STORAGE_ERROR when its log dir failed (the client then refreshes
+  its metadata and retries on the new leader, as with Kafka);
 * the request's ``timeout_ms`` passed first: REQUEST_TIMED_OUT.
 
 Partitions whose append failed are settled from the start with their error.
@@ -27,6 +29,7 @@ from broker_core.server.purgatory import FetchPurgatory
 from spate.protocol.errors import ErrorCode
 
 PartitionLookup = Callable[[str, int], Partition | None]
+OfflineCheck = Callable[[str, int], bool]
 
 
 @dataclass(slots=True)
@@ -45,10 +48,13 @@ class ProducePartitionStatus:
 
 
 class DelayedProduce:
-    def __init__(self, statuses: list[ProducePartitionStatus], led_partition: PartitionLookup) -> None:
-        """``led_partition(topic, index)`` is the partition if this broker leads it, else None."""
+    def __init__(self, statuses: list[ProducePartitionStatus], led_partition: PartitionLookup, *,
+                 offline: OfflineCheck = lambda topic, index: False) -> None:
+        """``led_partition(topic, index)`` is the partition if this broker leads it, else None;
+        ``offline(topic, index)`` tells whether its log is in a failed log dir."""
         self._statuses = statuses
         self._led_partition = led_partition
+        self._offline = offline
         self._done: asyncio.Future[None] | None = None
 
     @property
@@ -62,7 +68,8 @@ class DelayedProduce:
                 continue
             partition = self._led_partition(status.topic, status.index)
             if partition is None:
-                done, error = True, ErrorCode.NOT_LEADER_OR_FOLLOWER
+                lost = ErrorCode.KAFKA_STORAGE_ERROR if self._offline(status.topic, status.index) else None
+                done, error = True, lost or ErrorCode.NOT_LEADER_OR_FOLLOWER
             else:
                 done, error = partition.check_enough_replicas_reach_offset(status.required_offset)
             if done or error != ErrorCode.NONE:

@@ -29,7 +29,7 @@ async def until_replicated(replicas: ReplicaManager, topic: str, partition: int,
         return ErrorCode.NOT_LEADER_OR_FOLLOWER
     status = ProducePartitionStatus(topic, partition, ErrorCode.NONE, required_offset=led.log_end_offset,
                                     acks_pending=True)
-    await DelayedProduce([status], replicas.get).wait(replicas.purgatory, timeout_ms)
+    await DelayedProduce([status], replicas.get, offline=replicas.is_offline).wait(replicas.purgatory, timeout_ms)
     return status.error
 
 
@@ -37,7 +37,7 @@ def as_coordinator_error(code: ErrorCode) -> ErrorCode:
     """What a client is told when its coordinator's write did not replicate (Kafka's mapping)."""
     if code == ErrorCode.NONE:
         return code
-    if code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
+    if code in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR):
         return ErrorCode.NOT_COORDINATOR
     return ErrorCode.COORDINATOR_NOT_AVAILABLE
 

@@ -39,7 +39,7 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
     waiting = [status for _, statuses in topics for status in statuses if status.acks_pending]
     if not waiting:
         return _response(topics)
-    delayed = DelayedProduce(waiting, ctx.replicas.get)
+    delayed = DelayedProduce(waiting, ctx.replicas.get, offline=ctx.replicas.is_offline)
     if delayed.try_complete():
         return _response(topics)
     return _await_replication(ctx, delayed, body.timeout_ms, topics)

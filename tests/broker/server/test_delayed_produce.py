@@ -103,6 +103,22 @@ def test_leadership_lost_while_waiting_answers_not_leader(h: LeaderHarness) -> N
     assert partition.log_end_offset == 2
 
 
+def test_a_log_dir_failing_while_waiting_answers_a_storage_error(h: LeaderHarness, tmp_path: Path) -> None:
+    h.lead()
+
+    async def scenario() -> ProducePartitionStatus:
+        status = appended(h)
+        delayed = DelayedProduce([status], h.replicas.get, offline=h.replicas.is_offline)
+        waiting = asyncio.ensure_future(delayed.wait(h.purgatory, 5_000))
+        await asyncio.sleep(0.01)
+        assert not waiting.done()
+        h.replicas.handle_log_dir_failure(tmp_path)
+        await asyncio.wait_for(waiting, 1)
+        return status
+
+    assert asyncio.run(scenario()).error == E.KAFKA_STORAGE_ERROR
+
+
 def test_partitions_that_failed_their_append_keep_their_error(h: LeaderHarness) -> None:
     h.lead(isr=(1,), replicas=(1,))
     failed = ProducePartitionStatus("t", 1, E.UNKNOWN_TOPIC_OR_PARTITION)

@@ -25,7 +25,8 @@ class _Leader:
 
 
 def _replicas(leader: _Leader | None) -> SimpleNamespace:
-    return SimpleNamespace(get=lambda topic, partition: leader, purgatory=FetchPurgatory())
+    return SimpleNamespace(get=lambda topic, partition: leader, is_offline=lambda topic, partition: False,
+                           purgatory=FetchPurgatory())
 
 
 def test_the_wait_ends_when_the_high_watermark_reaches_the_log_end_as_it_was() -> None:
@@ -55,6 +56,7 @@ def test_a_partition_no_longer_led_here_is_not_led() -> None:
 def test_clients_hear_kafkas_coordinator_errors() -> None:
     assert as_coordinator_error(E.NONE) == E.NONE
     assert as_coordinator_error(E.NOT_LEADER_OR_FOLLOWER) == E.NOT_COORDINATOR
+    assert as_coordinator_error(E.KAFKA_STORAGE_ERROR) == E.NOT_COORDINATOR
     for code in (E.REQUEST_TIMED_OUT, E.NOT_ENOUGH_REPLICAS, E.NOT_ENOUGH_REPLICAS_AFTER_APPEND):
         assert as_coordinator_error(code) == E.COORDINATOR_NOT_AVAILABLE
 

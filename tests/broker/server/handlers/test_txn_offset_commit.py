@@ -83,7 +83,8 @@ class _ReplicatedAtOnce:
 
 
 def _context(harness: Harness) -> SimpleNamespace:
-    replicas = SimpleNamespace(get=lambda topic, partition: _ReplicatedAtOnce(), purgatory=FetchPurgatory())
+    replicas = SimpleNamespace(get=lambda topic, partition: _ReplicatedAtOnce(), is_offline=lambda topic, partition: False,
+                               purgatory=FetchPurgatory())
     return SimpleNamespace(metadata=_Metadata(orders=2), group_coordinator=harness.coordinator, replicas=replicas,
                            config=SimpleNamespace(get_int=lambda name: 5_000))
 
