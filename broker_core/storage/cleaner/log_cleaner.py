@@ -21,12 +21,12 @@ rules, as Kafka's do; followers keep copying the leader's batches.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence, TypeVar
 
+from broker_core.storage.cleaner.batch_rewrite import has_delete_horizon
 from broker_core.storage.cleaner.cleaner_checkpoint import CleanerCheckpoints
 from broker_core.storage.cleaner.cleaner_manager import (
     Candidate,
@@ -198,8 +198,7 @@ class LogCleaner:
         self._owner(lambda: check_plan(plan, self._bounds(job.tp, job.log, self._high_watermark(job.tp))))
         result = CleanResult(job.tp, plan)
         rules = CleaningRules(
-            plan.latest_offsets, job.aborted, job.producer_last_offsets, job.cleanable.first_dirty_offset,
-            job.now_ms, job.config.delete_retention_ms,
+            plan.latest_offsets, job.aborted, job.producer_last_offsets, self._clock(), job.config.delete_retention_ms
         )
         markers = TxnMarkerTracker()
         in_range = [s for s in job.segments if s.end_offset <= plan.dirty_end]
@@ -298,24 +297,27 @@ class LogCleaner:
 
 
 def _snapshots(segments: Sequence[SegmentInfo], up_to: int) -> tuple[SegmentSnapshot, ...]:
-    """Rolled segments ending at or below ``up_to``, with their successor's base and modification time."""
+    """Rolled segments ending at or below ``up_to``, with their successor's base offset."""
     found = []
     for segment, successor in zip(segments, segments[1:]):
         if successor.base_offset > up_to:
             break
-        modified_ms = os.stat(segment.path).st_mtime_ns // 1_000_000
         found.append(SegmentSnapshot(
             segment.base_offset, segment.next_offset, successor.base_offset, segment.size, segment.max_timestamp,
-            segment.path, modified_ms,
+            segment.path,
         ))
     return tuple(found)
 
 
 def _first_timestamp(path: Path) -> int:
-    """The base timestamp of a segment's first batch (-1 when unreadable)."""
+    """The first timestamp of a segment's first batch (-1 when unreadable)."""
     try:
         with open(path, "rb", buffering=0) as f:
             head = f.read(HEADER_SIZE)
-        return parse_header(head, 0).base_timestamp if len(head) == HEADER_SIZE else -1
+        if len(head) < HEADER_SIZE:
+            return -1
+        header = parse_header(head, 0)
+        # A stamped batch's base timestamp is its delete horizon, not a record time.
+        return header.max_timestamp if has_delete_horizon(header) else header.base_timestamp
     except OSError:
         return -1

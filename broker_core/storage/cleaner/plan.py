@@ -44,9 +44,6 @@ class SegmentSnapshot:
 
     ``end_offset`` is the next segment's base offset: everything below it
     and at or above ``base_offset`` belongs to this segment, gaps included.
-    ``last_modified_ms`` is the ``.log`` file's modification time: when it
-    was last appended to or, for a segment written by the cleaner, when its
-    records were first cleaned.
     """
 
     base_offset: int
@@ -55,7 +52,6 @@ class SegmentSnapshot:
     size: int
     max_timestamp: int
     path: Path
-    last_modified_ms: int
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,14 @@ What is kept (Kafka's ``LogCleaner`` rules), record by record in offset order:
 
 - a record whose key's latest offset (in the plan) is later is removed;
   records without a key are removed (a compacted topic needs keys);
-- a tombstone (null value) is kept until its segment was cleaned
-  ``delete.retention.ms`` ago: tombstones in the dirty part are always kept,
-  those in an already clean segment go once its cleaning is that old;
+- a tombstone (null value) is kept until ``delete.retention.ms`` after the
+  cleaning that first kept it: that cleaning stamps its batch with the delete
+  horizon (Kafka's KIP-534, see ``batch_rewrite``), a later one removes it
+  once the horizon has passed;
 - records of aborted transactions are removed;
 - a COMMIT or ABORT marker is kept while any record of its transaction is
-  left, then removed under the same delay as tombstones;
+  left; the first cleaning that finds none left stamps its delete horizon,
+  and it goes once that has passed;
 - a batch whose records all went disappears, except the last batch of a
   producer the log still tracks, which keeps its header (an empty batch) so
   the producer's epoch and sequence stay known after a reload.
@@ -29,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from broker_core.storage.cleaner.batch_rewrite import rewrite_batch
+from broker_core.storage.cleaner.batch_rewrite import has_delete_horizon, rewrite_batch
 from broker_core.storage.cleaner.offset_map import OffsetMap
 from broker_core.storage.cleaner.plan import SegmentSnapshot
 from broker_core.storage.cleaner.record_scan import batch_records_section, scan_records
@@ -69,14 +71,17 @@ class CleaningRules:
     offset_map: OffsetMap
     aborted: AbortedTransactions
     producer_last_offsets: Mapping[int, int]
-    first_dirty_offset: int
     now_ms: int
     delete_retention_ms: int
 
-    def discards_deletes(self, segment: SegmentSnapshot) -> bool:
-        """Whether tombstones and spent markers of ``segment`` may go now."""
-        already_clean = segment.end_offset <= self.first_dirty_offset
-        return already_clean and segment.last_modified_ms <= self.now_ms - self.delete_retention_ms
+    @property
+    def new_delete_horizon_ms(self) -> int:
+        """The horizon a batch keeping tombstones for the first time gets."""
+        return self.now_ms + self.delete_retention_ms
+
+    def horizon_passed(self, header: BatchHeader) -> bool:
+        """Whether the batch's tombstones and spent marker may go now."""
+        return has_delete_horizon(header) and header.base_timestamp <= self.now_ms
 
 
 @dataclass(frozen=True)
@@ -159,10 +164,9 @@ def clean_group(
         writer = _GroupWriter(segment)
         kept_markers: set[int] = set()
         for source in group:
-            discard_deletes = rules.discards_deletes(source)
             for header, batch in read_batches(source.path, source.size, on_read=on_read):
                 stats.bytes_read += len(batch)
-                out = _filter_batch(header, batch, rules, markers, discard_deletes, stats)
+                out = _filter_batch(header, batch, rules, markers, stats)
                 if out is not None:
                     writer.add(out)
                     if header.is_control:
@@ -177,19 +181,14 @@ def clean_group(
         segment.flush()
     finally:
         segment.close_handles()
-    # The cleaned records count as cleaned now, unless every source was clean already.
-    dirty = any(source.end_offset > rules.first_dirty_offset for source in group)
-    modified_ms = rules.now_ms if dirty else max(source.last_modified_ms for source in group)
-    return _move_beside_log(directory, scratch, base, end, tuple(group), stats, modified_ms)
+    return _move_beside_log(directory, scratch, base, end, tuple(group), stats)
 
 
 def _move_beside_log(
-    directory: Path, scratch: Path, base: int, end: int, group: tuple[SegmentSnapshot, ...],
-    stats: CleanerStats, modified_ms: int,
+    directory: Path, scratch: Path, base: int, end: int, group: tuple[SegmentSnapshot, ...], stats: CleanerStats
 ) -> CleanedSegment:
     built = segment_paths(scratch, base)
     cleaned = segment_paths(directory, base, FileState.CLEANED)
-    os.utime(built.log, ns=(modified_ms * 1_000_000, modified_ms * 1_000_000))
     for source, target in zip(built.all(), cleaned.all()):
         if source.exists():
             os.replace(source, target)
@@ -200,28 +199,18 @@ def _move_beside_log(
 
 
 def _filter_batch(
-    header: BatchHeader,
-    batch: bytes,
-    rules: CleaningRules,
-    markers: TxnMarkerTracker,
-    discard_deletes: bool,
-    stats: CleanerStats,
+    header: BatchHeader, batch: bytes, rules: CleaningRules, markers: TxnMarkerTracker, stats: CleanerStats
 ) -> bytes | None:
     """The batch as it stays in the log: unchanged, rewritten, emptied, or None (removed)."""
     count = header.records_count
     stats.records_read += count
     if header.is_control:
-        had_data = markers.on_marker(header.producer_id)
-        if not had_data and discard_deletes:
-            stats.markers_removed += 1
-            return None
-        stats.records_kept += count
-        return batch
+        return _filter_marker(header, batch, rules, markers, stats)
     section = batch_records_section(batch, header)
-    if header.is_transactional and rules.aborted.contains(header.producer_id, header.base_offset):
-        kept = []
-    else:
-        kept = []
+    horizon_passed = rules.horizon_passed(header)
+    keeps_tombstone = False
+    kept = []
+    if not (header.is_transactional and rules.aborted.contains(header.producer_id, header.base_offset)):
         offset_map = rules.offset_map
         for record in scan_records(section, header):
             key = record.key
@@ -229,13 +218,16 @@ def _filter_batch(
                 stats.keyless_removed += 1
             elif offset_map.get(key) > record.offset:
                 pass
-            elif record.is_tombstone and discard_deletes:
+            elif record.is_tombstone and horizon_passed:
                 stats.tombstones_removed += 1
             else:
                 kept.append(record)
+                keeps_tombstone = keeps_tombstone or record.is_tombstone
     if header.is_transactional:
         markers.on_data(header.producer_id, bool(kept))
     stats.records_kept += len(kept)
+    if keeps_tombstone and not has_delete_horizon(header):
+        return rewrite_batch(header, section, kept, delete_horizon_ms=rules.new_delete_horizon_ms)
     if len(kept) == count:
         return batch
     if kept:
@@ -244,3 +236,20 @@ def _filter_batch(
         stats.batches_emptied += 1
         return rewrite_batch(header, section, [])
     return None
+
+
+def _filter_marker(
+    header: BatchHeader, batch: bytes, rules: CleaningRules, markers: TxnMarkerTracker, stats: CleanerStats
+) -> bytes | None:
+    """A transaction marker stays while its transaction has records, then until its delete horizon."""
+    if markers.on_marker(header.producer_id):
+        stats.records_kept += header.records_count
+        return batch
+    if rules.horizon_passed(header):
+        stats.markers_removed += 1
+        return None
+    stats.records_kept += header.records_count
+    if has_delete_horizon(header):
+        return batch
+    section = batch_records_section(batch, header)
+    return rewrite_batch(header, section, scan_records(section, header), delete_horizon_ms=rules.new_delete_horizon_ms)

@@ -54,7 +54,7 @@ _log = logging.getLogger(__name__)
 
 SWAP_RANGE_FILE = "cleaner-swap"
 KILL_AT_ENV = "SPATE_TEST_SWAP_KILL_AT"
-SWAP_STEPS = ("range-written", "swap-index-renamed", "swap-committed", "old-retired", "live-index-renamed", "live")
+SWAP_STEPS = ("cleaned", "range-written", "swap-index-renamed", "swap-committed", "old-retired", "live-index-renamed", "live")
 
 
 def _step(name: str) -> None:
@@ -76,6 +76,7 @@ def commit_swap(
     """
     directory = cleaned.directory
     base = cleaned.base_offset
+    _step("cleaned")
     kinds = ",".join(kind.name for kind, path in zip(FileKind, cleaned.paths(FileState.CLEANED).all()) if path.exists())
     write_atomically(directory / SWAP_RANGE_FILE, f"{base} {cleaned.end_offset} {kinds}\n".encode())
     _step("range-written")

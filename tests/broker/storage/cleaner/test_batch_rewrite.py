@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from broker_core.storage.cleaner.batch_rewrite import rewrite_batch
+from broker_core.storage.cleaner.batch_rewrite import has_delete_horizon, rewrite_batch
 from broker_core.storage.cleaner.record_scan import batch_records_section, scan_records
 from spate.records import Record, TimestampType, build_batch, decode_batch
 from spate.records.batch import validate_batch
@@ -59,3 +59,16 @@ def test_a_log_append_time_batch_keeps_its_append_time():
     section = batch_records_section(data, header)
     out = rewrite_batch(header, section, scan_records(section, header)[:1])
     assert validate_batch(out).max_timestamp == 9_999
+
+
+def test_a_delete_horizon_takes_the_base_timestamp_and_keeps_every_record_timestamp():
+    data = _batch(Compression.LZ4)
+    header = validate_batch(data)
+    section = batch_records_section(data, header)
+    out = rewrite_batch(header, section, scan_records(section, header), delete_horizon_ms=90_000)
+    new = validate_batch(out)
+    assert has_delete_horizon(new) and not has_delete_horizon(header)
+    assert (new.base_timestamp, new.max_timestamp, new.compression) == (90_000, 5_003, header.compression)
+    assert [(r.offset, r.timestamp, r.value) for r in decode_batch(out).records] == [
+        (100, 5000, b"v0"), (101, 5001, b"v1"), (102, 5002, None), (103, 5003, b"v3"),
+    ]
