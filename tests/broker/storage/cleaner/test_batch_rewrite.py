@@ -72,3 +72,10 @@ def test_a_delete_horizon_takes_the_base_timestamp_and_keeps_every_record_timest
     assert [(r.offset, r.timestamp, r.value) for r in decode_batch(out).records] == [
         (100, 5000, b"v0"), (101, 5001, b"v1"), (102, 5002, None), (103, 5003, b"v3"),
     ]
+
+
+def test_a_batch_that_decompresses_far_beyond_its_size_is_still_read_whole():
+    value = bytes(3 << 20)  # compresses to a few kilobytes
+    data = build_batch([Record(0, 1, b"k", value)], compression=Compression.GZIP)
+    header = validate_batch(data)
+    assert [r.end - r.start > len(value) for r in scan_records(batch_records_section(data, header), header)] == [True]
