@@ -9,7 +9,8 @@ segment groups from files only; and hands each cleaned group back to the
 owner to swap in (a few renames), then records the new cleaner checkpoint.
 So the request path never waits on a cleaning, only on short swaps. With no
 due log a thread sleeps ``log.cleaner.backoff.ms``. I/O is throttled to
-``log.cleaner.io.max.bytes.per.second`` over all threads.
+``log.cleaner.io.max.bytes.per.second`` over all threads, and each thread
+yields the interpreter to a busy request thread (``throttler.py``).
 
 A plan made elsewhere (``apply_plan``) goes through the same checks and swaps,
 and is refused with ``StalePlanError`` when it no longer fits the log.
@@ -45,7 +46,7 @@ from broker_core.storage.cleaner.segment_cleaner import (
     clean_group,
     group_segments,
 )
-from broker_core.storage.cleaner.throttler import Throttler
+from broker_core.storage.cleaner.throttler import InterpreterShare, Throttler
 from broker_core.storage.cleaner.transactions import AbortedTransactions, TxnMarkerTracker
 from broker_core.storage.config import LogConfig
 from broker_core.storage.errors import LogClosedError, LogDirError
@@ -124,6 +125,7 @@ class LogCleaner:
         self._run_on_owner = run_on_owner
         self._clock = clock
         self._throttler = Throttler(max(config.io_max_bytes_per_second, 1.0))
+        self._local = threading.local()  # each thread's InterpreterShare
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._in_progress: set[TopicPartition] = set()  # owner thread only
@@ -224,6 +226,10 @@ class LogCleaner:
     def _on_io(self, size: int) -> None:
         self._check_running()
         self._throttler.maybe_throttle(size)
+        pacing = getattr(self._local, "pacing", None)
+        if pacing is None:
+            pacing = self._local.pacing = InterpreterShare()
+        pacing.pause()
 
     def _check_running(self) -> None:
         if self._stop.is_set():

@@ -25,7 +25,7 @@ def read_batches(
     """``(header, batch bytes)`` of each batch in the first ``size`` bytes of ``path``.
 
     The header's position is 0 (relative to the batch bytes). ``on_read`` hears
-    of every chunk read (the throttler).
+    of every batch's size before it is handed out (the throttlers).
     """
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -38,6 +38,8 @@ def read_batches(
                 batch_size = _batch_size(buffered, at)
                 batch = buffered[at : at + batch_size]
                 at += batch_size
+                if on_read is not None:
+                    on_read(batch_size)
                 yield parse_header(batch, 0), batch
                 continue
             if position >= size:
@@ -48,8 +50,6 @@ def read_batches(
             if not chunk:
                 raise CorruptRecordError(f"{path} is shorter than {size} bytes")
             position += len(chunk)
-            if on_read is not None:
-                on_read(len(chunk))
             buffered = buffered[at:] + chunk
             at = 0
     finally:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from broker_core.storage.cleaner.throttler import Throttler
+import pytest
+
+from broker_core.storage.cleaner.throttler import InterpreterShare, Throttler
 
 
 class Clock:
@@ -33,3 +35,42 @@ def test_a_thread_under_the_rate_never_sleeps():
         clock.now += 0.1
         throttler.maybe_throttle(50_000)
     assert clock.slept == []
+
+
+class Interpreter:
+    """Clocks where letting go of the interpreter lets the process's other threads run ``others`` seconds,
+    and other processes ``elsewhere`` seconds."""
+
+    def __init__(self, others: float, elsewhere: float = 0.0) -> None:
+        self.now = 0.0
+        self.cpu = 0.0
+        self.others = others
+        self.elsewhere = elsewhere
+
+    def __call__(self) -> float:
+        return self.now
+
+    def cpu_time(self) -> float:
+        return self.cpu
+
+    def sleep(self, seconds: float) -> None:
+        if seconds == 0:
+            self.now += self.others + self.elsewhere
+            self.cpu += self.others
+        else:
+            self.now += seconds
+
+
+def test_a_cleaner_thread_takes_at_most_its_share_while_the_request_thread_is_busy():
+    interpreter = Interpreter(others=0.005)
+    share = InterpreterShare(0.2, clock=interpreter, cpu_clock=interpreter.cpu_time, sleep=interpreter.sleep)
+    interpreter.now += 0.001  # a batch's work
+    assert share.pause() == pytest.approx(0.004)
+
+
+def test_a_cleaner_thread_runs_at_full_speed_while_the_broker_is_idle_even_on_a_busy_machine():
+    interpreter = Interpreter(others=0.0, elsewhere=0.005)
+    share = InterpreterShare(0.2, clock=interpreter, cpu_clock=interpreter.cpu_time, sleep=interpreter.sleep)
+    for _ in range(10):
+        interpreter.now += 0.001
+        assert share.pause() == 0.0
