@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
+from confluent_kafka import Consumer, TopicPartition
 
 from spate.records import iter_batches
 from tests.scenarios.compaction.changelog import (
@@ -33,6 +34,20 @@ def cleaner_checkpoint(log_dir: Path, topic: str) -> int:
         if name == topic and partition == "0":
             return int(offset)
     return 0
+
+
+def first_offset_from(bootstrap: str, topic: str, offset: int) -> int:
+    """The offset of the first record a consumer positioned at ``offset`` receives."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "gap-reader", "enable.auto.commit": False})
+    try:
+        consumer.assign([TopicPartition(topic, 0, offset)])
+        for _ in range(30):
+            msg = consumer.poll(1.0)
+            if msg is not None and not msg.error():
+                return msg.offset()
+        raise AssertionError(f"nothing read from offset {offset}")
+    finally:
+        consumer.close()
 
 
 def active_base(directory: Path) -> int:
@@ -71,6 +86,8 @@ def test_a_compacted_changelog_reads_back_as_the_latest_value_of_each_live_key(t
         assert live == log.live()
         deleted = {key for key, value in log.latest().items() if value is None}
         assert deleted and not deleted & {key for _, key, _ in read}, "a deleted key survived delete.retention.ms"
+        gap = next(o for o in range(offsets[0], offsets[-1]) if o not in set(offsets[:200]))
+        assert first_offset_from(broker.bootstrap, topic, gap) == min(o for o in offsets if o > gap)
         after = records_on_disk(directory)
         assert after < before / 10
         for path in directory.glob("*.log"):
