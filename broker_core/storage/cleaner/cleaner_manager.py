@@ -62,9 +62,7 @@ def cleanable_range(
     segments: Sequence[SegmentInfo], bounds: LogBounds, *, now_ms: int, min_compaction_lag_ms: int
 ) -> CleanableRange:
     """Split ``segments`` (every segment of the log, the active one last) as the module docstring says."""
-    first_dirty = max(bounds.clean_up_to, bounds.log_start_offset)
-    if first_dirty > bounds.active_base_offset:
-        first_dirty = bounds.log_start_offset  # a checkpoint from a log that was truncated below it
+    first_dirty = bounds.first_dirty_offset
     rolled = list(segments[:-1])
     ends = [segment.base_offset for segment in segments[1:]]
     uncleanable = min(bounds.active_base_offset, bounds.stable_end)

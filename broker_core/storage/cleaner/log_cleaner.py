@@ -269,13 +269,14 @@ class LogCleaner:
                 raise StalePlanError(tp, "the partition is being cleaned")
         log, now = entry.log, self._clock()
         cleanable = self._cleanable(tp, log, entry.high_watermark, now)
-        self._in_progress.add(tp)
         local = log.local_log
         snapshots = _snapshots(local.segments, cleanable.first_uncleanable_offset)
         end = cleanable.first_uncleanable_offset
         aborted = AbortedTransactions(local.collect_aborted_transactions(local.log_start_offset, end))
         producers = {pid: state.last_offset for pid, state in log.producer_state.active_producers().items()}
-        return CleanJob(tp, log, log.config, local.directory.parent, cleanable, snapshots, aborted, producers, now)
+        job = CleanJob(tp, log, log.config, local.directory.parent, cleanable, snapshots, aborted, producers, now)
+        self._in_progress.add(tp)
+        return job
 
     def _cleanable(self, tp: TopicPartition, log: UnifiedLog, high_watermark: int, now: int) -> CleanableRange:
         return cleanable_range(

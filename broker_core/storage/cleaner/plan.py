@@ -87,6 +87,13 @@ class LogBounds:
     segment_bases: Sequence[int]
 
     @property
+    def first_dirty_offset(self) -> int:
+        """Where the dirty part starts: the checkpoint, never below the log start offset; the log
+        start when the checkpoint is past the active segment (the log was truncated below it)."""
+        first_dirty = max(self.clean_up_to, self.log_start_offset)
+        return self.log_start_offset if first_dirty > self.active_base_offset else first_dirty
+
+    @property
     def stable_end(self) -> int:
         """No cleaning reaches this offset: the high watermark or the first open transaction."""
         unstable = self.first_unstable_offset
@@ -103,7 +110,7 @@ def check_plan(plan: CleanPlan, bounds: LogBounds) -> None:
             tp, f"retention moved the log start offset to {bounds.log_start_offset}, past the plan's start "
             f"{plan.dirty_start}"
         )
-    if plan.dirty_start != max(bounds.clean_up_to, bounds.log_start_offset):
+    if plan.dirty_start != bounds.first_dirty_offset:
         raise StalePlanError(
             tp, f"the log is clean up to {bounds.clean_up_to} now; the plan starts at {plan.dirty_start}"
         )

@@ -78,3 +78,10 @@ def test_the_broker_plans_compacted_topics_except_those_left_to_spark_unless_int
     assert not planned_by_broker(TopicPartition("t", 0), spark)
     assert planned_by_broker(TopicPartition("__consumer_offsets", 3), spark)
     assert not planned_by_broker(TopicPartition("t", 0), LogConfig(cleanup_policy="delete"))
+
+
+def test_a_checkpoint_past_the_active_segment_of_a_truncated_log_starts_over_at_the_log_start():
+    found = cleanable_range(segments(0, 100, 200), bounds(clean_up_to=900, active=200), now_ms=NOW,
+                            min_compaction_lag_ms=0)
+    assert found.first_dirty_offset == 0
+    assert [s.base_offset for s in found.dirty] == [0, 100]
