@@ -1,6 +1,6 @@
 """What compaction costs: the cleaner's speed, and produce throughput while it cleans versus idle.
 
-    .venv/bin/python -m tests.perf.compaction_bench [--dirty-mb 64] [--broker-dirty-mb 128] [--records 50000]
+    .venv/bin/python -m tests.perf.compaction_bench [--dirty-mb 64] [--broker-dirty-mb 128] [--records 50000] [--rounds 3]
 
 1. Cleaner throughput, in process: a compacted log of ``--dirty-mb`` MB of
    dirty segments (records of a 10-byte key and a 400-byte random value over
@@ -16,7 +16,7 @@
    that topic while producers kept the broker busy.
 
 Targets: the cleaner at >= 50 MB/s, produce during cleaning >= 0.8 of idle.
-Prints a Markdown table.
+Prints a Markdown table of the medians of ``--rounds`` rounds.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import argparse
 import os
 import random
 import re
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -47,6 +48,7 @@ SET = AlterConfigOpType.SET
 TARGET_CLEANER_MB_S = 50.0
 TARGET_PRODUCE_RATIO = 0.8
 RECORD_SIZE = 1024
+SETTLE_S = 3.0
 
 
 def wall_clock_ms() -> int:
@@ -101,46 +103,53 @@ def checkpoint_of(log_dir: Path, topic: str) -> int:
     return int(found.group(1)) if found else 0
 
 
-def produce_while_cleaning(data_dir: Path, dirty_mb: int, records: int) -> dict[str, float]:
+def produce_while_cleaning(data_dir: Path, dirty_mb: int, records: int, rounds: int) -> dict[str, float]:
+    """Median figures of ``rounds`` rounds of idle, busy, idle produce (see the module docstring)."""
     broker = BrokerProcess(data_dir, overrides={"log.cleaner.backoff.ms": "200", "num.partitions": "3"}).start()
     try:
-        bootstrap = broker.bootstrap
-        admin = AdminClient({"bootstrap.servers": bootstrap})
-        dirty = "bench-dirty"
-        configs = {"cleanup.policy": "compact", "spate.compaction.planner": "spark",
-                   "min.cleanable.dirty.ratio": "0.01", "segment.bytes": str(32 << 20)}
-        for topic, config in (("bench-idle", {}), ("bench-busy", {}), (dirty, configs)):
-            partitions = 1 if topic == dirty else 3
-            admin.create_topics([NewTopic(topic, partitions, 1, config=config)])[topic].result(30)
-        fill_dirty_topic(bootstrap, dirty, dirty_mb)
-        produce(bootstrap, "bench-idle", records // 5)  # warm-up
-        idle_s = produce(bootstrap, "bench-idle", records)
-        # Roll the dirty topic's last segment into the cleanable range, then hand it to the broker's cleaner.
-        handover = [ConfigEntry("spate.compaction.planner", "broker", incremental_operation=SET),
-                    ConfigEntry("segment.ms", "1", incremental_operation=SET)]
-        resource = ConfigResource("topic", dirty, incremental_configs=handover)
-        admin.incremental_alter_configs([resource])[resource].result(30)
-        fill_dirty_topic(bootstrap, dirty, 1)
-        handed_over = time.perf_counter()
-        busy_s = produce(bootstrap, "bench-busy", records)
-        busy_end = time.perf_counter()
-        deadline = time.monotonic() + 600
-        while checkpoint_of(broker.log_dir, dirty) == 0 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        cleaned_s = time.perf_counter() - handed_over
-        if busy_end > handed_over + cleaned_s:
-            print("warning: the cleaner finished before the busy produce did; raise --broker-dirty-mb")
-        # Idle again, so that a change of load on the machine shows in both idle figures, not in the ratio.
-        idle_s = (idle_s + produce(bootstrap, "bench-idle", records)) / 2
-        megabytes = records * RECORD_SIZE / 1e6
-        return {
-            "idle MB/s": megabytes / idle_s,
-            "busy MB/s": megabytes / busy_s,
-            "ratio": idle_s / busy_s,
-            "broker cleaner MB/s": dirty_mb * 1.048576 / cleaned_s,
-        }
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        for topic in ("bench-idle", "bench-busy"):
+            admin.create_topics([NewTopic(topic, 3, 1)])[topic].result(30)
+        produce(broker.bootstrap, "bench-idle", records // 5)  # warm-up
+        figures = [_round(broker, admin, f"bench-dirty-{r}", dirty_mb, records) for r in range(rounds)]
+        return {name: statistics.median(f[name] for f in figures) for name in figures[0]}
     finally:
         broker.stop()
+
+
+def _round(broker: BrokerProcess, admin: AdminClient, dirty: str, dirty_mb: int, records: int) -> dict[str, float]:
+    bootstrap = broker.bootstrap
+    configs = {"cleanup.policy": "compact", "spate.compaction.planner": "spark",
+               "min.cleanable.dirty.ratio": "0.01", "segment.bytes": str(32 << 20)}
+    admin.create_topics([NewTopic(dirty, 1, 1, config=configs)])[dirty].result(30)
+    fill_dirty_topic(bootstrap, dirty, dirty_mb)
+    time.sleep(SETTLE_S)  # the broker fsyncs what was just written: let it finish before measuring
+    idle_s = produce(bootstrap, "bench-idle", records)
+    # Roll the dirty topic's last segment into the cleanable range, then hand it to the broker's cleaner.
+    handover = [ConfigEntry("spate.compaction.planner", "broker", incremental_operation=SET),
+                ConfigEntry("segment.ms", "1", incremental_operation=SET)]
+    resource = ConfigResource("topic", dirty, incremental_configs=handover)
+    admin.incremental_alter_configs([resource])[resource].result(30)
+    fill_dirty_topic(bootstrap, dirty, 1)
+    handed_over = time.perf_counter()
+    busy_s = produce(bootstrap, "bench-busy", records)
+    busy_end = time.perf_counter()
+    deadline = time.monotonic() + 600
+    while checkpoint_of(broker.log_dir, dirty) == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    cleaned_s = time.perf_counter() - handed_over
+    if busy_end > handed_over + cleaned_s:
+        print("warning: the cleaner finished before the busy produce did; raise --broker-dirty-mb")
+    # Idle again, so that a change of load on the machine shows in both idle figures, not in the ratio.
+    time.sleep(SETTLE_S)
+    idle_s = (idle_s + produce(bootstrap, "bench-idle", records)) / 2
+    megabytes = records * RECORD_SIZE / 1e6
+    return {
+        "idle MB/s": megabytes / idle_s,
+        "busy MB/s": megabytes / busy_s,
+        "ratio": idle_s / busy_s,
+        "broker cleaner MB/s": dirty_mb * 1.048576 / cleaned_s,
+    }
 
 
 def main() -> None:
@@ -148,12 +157,17 @@ def main() -> None:
     parser.add_argument("--dirty-mb", type=int, default=64)
     parser.add_argument("--broker-dirty-mb", type=int, default=128)
     parser.add_argument("--records", type=int, default=50_000)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="compaction-bench-", dir=Path(__file__).resolve().parent) as tmp:
         root = Path(tmp)
-        plain = cleaner_throughput(root / "plain-0", args.dirty_mb, Compression.NONE)
-        lz4 = cleaner_throughput(root / "lz4-0", args.dirty_mb, Compression.LZ4)
-        broker = produce_while_cleaning(root / "broker", args.broker_dirty_mb, args.records)
+        plain = statistics.median(
+            cleaner_throughput(root / f"plain{r}-0", args.dirty_mb, Compression.NONE) for r in range(args.rounds)
+        )
+        lz4 = statistics.median(
+            cleaner_throughput(root / f"lz{r}-0", args.dirty_mb, Compression.LZ4) for r in range(args.rounds)
+        )
+        broker = produce_while_cleaning(root / "broker", args.broker_dirty_mb, args.records, args.rounds)
     print("| measure | result | target |\n|---|---|---|")
     print(f"| cleaner, uncompressed batches (in process) | {plain:.0f} MB/s | >= {TARGET_CLEANER_MB_S:.0f} MB/s |")
     print(f"| cleaner, lz4 batches (in process) | {lz4:.0f} MB/s | >= {TARGET_CLEANER_MB_S:.0f} MB/s |")
