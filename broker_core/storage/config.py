@@ -97,6 +97,14 @@ class LogConfig:
     def compact_enabled(self) -> bool:
         return "compact" in _split_policy(self.cleanup_policy)
 
+    @property
+    def max_segment_ms(self) -> int:
+        """How old the active segment may get: ``segment.ms``, and for a compacted log at most
+        ``max.compaction.lag.ms`` (the active segment is never cleaned, so it must roll in time)."""
+        if self.compact_enabled:
+            return min(self.segment_ms, self.max_compaction_lag_ms)
+        return self.segment_ms
+
     @classmethod
     def from_topic_configs(cls, values: Mapping[str, object], base: LogConfig | None = None) -> LogConfig:
         """A config from Kafka-named values (``{"segment.bytes": "1048576"}``).

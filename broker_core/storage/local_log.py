@@ -221,7 +221,7 @@ class LocalLog:
     def _maybe_roll(self, size: int, first_offset: int, last_offset: int, now_ms: int) -> LogSegment:
         segment = self.active_segment
         config = self._config
-        if segment.should_roll(size, last_offset, now_ms, config.segment_bytes, config.segment_ms):
+        if segment.should_roll(size, last_offset, now_ms, config.segment_bytes, config.max_segment_ms):
             return self._roll(first_offset)
         return segment
 

@@ -142,3 +142,31 @@ def test_a_plan_made_elsewhere_is_applied_or_refused_when_stale(log_dir: Path, c
     result = cleaner.apply_plan(CleanPlan.from_mapping(TP, 0, 4, {b"k0": 2, b"k1": 3}, origin="spark"))
     assert (result.stats.records_read, result.stats.records_kept) == (4, 2)
     assert [offset for offset, _, _ in contents(log)] == [2, 3, 4, 5]
+
+
+def test_the_cleaner_threads_clean_in_the_background_and_stop_promptly(log_dir: Path, clock: FakeClock):
+    import threading
+    import time
+
+    log = open_log(log_dir, clock)
+    latest = fill(log, rounds=3, keys=4)
+    owner = threading.Lock()  # stands for the event loop: one caller at a time
+
+    def run_on_owner(fn):  # type: ignore[no-untyped-def]
+        with owner:
+            return fn()
+
+    cleaner = cleaner_for(log, clock)
+    cleaner._run_on_owner = run_on_owner
+    cleaner.start()
+    try:
+        deadline = time.monotonic() + 10
+        while cleaner.passes == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert cleaner.passes == 1
+    finally:
+        started = time.monotonic()
+        cleaner.shutdown()
+        assert time.monotonic() - started < 5
+    with owner:
+        assert latest_view(log) == latest and len(contents(log)) == 4
