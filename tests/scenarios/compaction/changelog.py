@@ -49,12 +49,12 @@ class Changelog:
 
 def write_changelog(
     bootstrap: str, topic: str, *, records: int, keys: int, delete_share: float = 0.0, seed: int = 7,
-    value_size: int = 40, key_prefix: str = "key",
+    value_size: int = 40, key_prefix: str = "key", acks: str = "1",
 ) -> Changelog:
     """``records`` updates over ``keys`` keys (some of them tombstones); return what landed where."""
     rng = random.Random(seed)
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.num.messages": 500,
-                         "enable.idempotence": False, "acks": "1"})
+                         "enable.idempotence": False, "acks": acks})
     log = Changelog()
     failures: list[str] = []
 
