@@ -170,3 +170,17 @@ def test_the_cleaner_threads_clean_in_the_background_and_stop_promptly(log_dir: 
         assert time.monotonic() - started < 5
     with owner:
         assert latest_view(log) == latest and len(contents(log)) == 4
+
+
+def test_a_segment_whose_records_all_went_stays_as_an_empty_segment_and_reads_skip_it(
+    log_dir: Path, clock: FakeClock
+):
+    log = open_log(log_dir, clock, segment_bytes=200)  # two one-batch segments a group
+    latest = fill(log, rounds=3, keys=2)
+    cleaner_for(log, clock).clean_once()
+    # The first two segments became one empty segment; the third kept its batch; the active one is empty.
+    assert [(s.base_offset, s.size > 0) for s in log.local_log.segments] == [(0, False), (4, True), (6, False)]
+    assert contents(log, start=0) == [(4, "k0", "v2-0"), (5, "k1", "v2-1")]
+    log.close()
+    reopened = open_log(log_dir, clock, segment_bytes=200)
+    assert latest_view(reopened) == latest and reopened.log_end_offset == 6
