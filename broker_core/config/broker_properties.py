@@ -40,6 +40,9 @@ LIST = PropertyType.LIST
 
 CLEANUP_POLICIES = ("delete", "compact")
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
+COMPACTION_PLANNERS = ("broker", "spark")
+# Java's Double.MAX_VALUE: Kafka's "unthrottled" for log.cleaner.io.max.bytes.per.second.
+DOUBLE_MAX = 1.7976931348623157e308
 COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
 # Kafka allows 4; an index must hold at least one 12-byte time index entry.
 MIN_INDEX_BYTES = 12
@@ -275,6 +278,30 @@ _DEFINITIONS = (
         LONG_MAX,
         "How far in the future a CreateTime timestamp may be.",
         at_least(0),
+    ),
+    _p("log.cleaner.enable", BOOLEAN, True, "Run the log cleaner that compacts cleanup.policy=compact topics."),
+    _p("log.cleaner.threads", INT, 1, "Background threads that clean logs.", at_least(0)),
+    _p("log.cleaner.backoff.ms", LONG, 15000, "Sleep of a cleaner thread when no log is due.", at_least(0)),
+    _p(
+        "log.cleaner.dedupe.buffer.size",
+        LONG,
+        134217728,
+        "Memory of the key-to-offset map, over all cleaner threads (24 bytes a key).",
+        at_least(0),
+    ),
+    _p(
+        "log.cleaner.io.max.bytes.per.second",
+        DOUBLE,
+        DOUBLE_MAX,
+        "Read plus write rate the cleaner threads keep under, together.",
+        at_least(0.0),
+    ),
+    _p(
+        "spate.compaction.planner",
+        STRING,
+        "broker",
+        "Who plans compaction of a topic: the broker's cleaner, or the Spark compaction job.",
+        ValidString(COMPACTION_PLANNERS),
     ),
     _p("log.cleaner.delete.retention.ms", LONG, 86400000, "How long tombstones survive compaction.", at_least(0)),
     _p("log.cleaner.min.compaction.lag.ms", LONG, 0, "Messages younger than this are never compacted.", at_least(0)),

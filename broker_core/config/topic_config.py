@@ -18,6 +18,7 @@ from broker_core.config.broker_config import BrokerConfig
 from broker_core.config.broker_properties import (
     BROKER_PROPERTIES,
     CLEANUP_POLICIES,
+    COMPACTION_PLANNERS,
     COMPRESSION_TYPES,
     MIN_INDEX_BYTES,
     TIMESTAMP_TYPES,
@@ -104,6 +105,7 @@ _DEFINITIONS = (
         "How long tombstones survive compaction.",
         at_least(0),
         ("log.cleaner.delete.retention.ms",),
+        log_field=True,
     ),
     _t(
         "file.delete.delay.ms",
@@ -149,6 +151,7 @@ _DEFINITIONS = (
         "Messages older than this are due for compaction.",
         at_least(1),
         ("log.cleaner.max.compaction.lag.ms",),
+        log_field=True,
     ),
     _t(
         "max.message.bytes",
@@ -199,6 +202,7 @@ _DEFINITIONS = (
         "Dirty share of the log that makes it due for compaction.",
         Range(0.0, 1.0),
         ("log.cleaner.min.cleanable.ratio",),
+        log_field=True,
     ),
     _t(
         "min.compaction.lag.ms",
@@ -207,6 +211,7 @@ _DEFINITIONS = (
         "Messages younger than this are never compacted.",
         at_least(0),
         ("log.cleaner.min.compaction.lag.ms",),
+        log_field=True,
     ),
     _t(
         "min.insync.replicas",
@@ -263,6 +268,15 @@ _DEFINITIONS = (
         ("log.roll.ms", "log.roll.hours"),
         log_field=True,
         broker_default=lambda config: config.log_roll_ms,
+    ),
+    _t(
+        "spate.compaction.planner",
+        STRING,
+        "broker",
+        "Who plans the topic's compaction: broker (its log cleaner) or spark (the compaction job).",
+        ValidString(COMPACTION_PLANNERS),
+        ("spate.compaction.planner",),
+        log_field=True,
     ),
     _t(
         "unclean.leader.election.enable",

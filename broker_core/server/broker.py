@@ -56,6 +56,7 @@ from broker_core.server.handlers import bind_handlers, served_apis
 from broker_core.server.idle_expiry import IdleExpiryManager, scan_interval_s
 from broker_core.server.internal_topic_adapter import BrokerInternalTopic
 from broker_core.server.isr_manager import IsrManager
+from broker_core.server.log_cleaner_service import start_log_cleaner
 from broker_core.server.memory_pool import MemoryPool
 from broker_core.server.metadata_cache import MetadataCache
 from broker_core.server.metadata_view import MetadataView, StoreMetadataView, leader_of
@@ -70,6 +71,7 @@ from broker_core.server.topic_manager import TopicManager
 from broker_core.server.txn_marker_channel import TxnMarkerChannel
 from broker_core.server.txn_marker_writer import BrokerMarkerWriter
 from broker_core.server.zk_admin_manager import ZkAdminManager
+from broker_core.storage.cleaner.log_cleaner import LogCleaner
 from broker_core.storage.config import LogConfig
 from broker_core.storage.errors import LogDirError
 from broker_core.storage.log_manager import LogManager
@@ -116,6 +118,7 @@ class Broker:
         self._marker_channel: TxnMarkerChannel | None = None
         self._isr_manager: IsrManager | None = None
         self._registered = False
+        self._log_cleaner: LogCleaner | None = None
         self._serving = False
 
     @property
@@ -174,6 +177,7 @@ class Broker:
         )
         self._dispatcher.start()
         self._start_background_tasks(log_manager)
+        self._log_cleaner = start_log_cleaner(config, self.replicas, self._loop, self._clock)
         # Loads groups from __consumer_offsets on the loop's next turns; until then they answer
         # COORDINATOR_LOAD_IN_PROGRESS.
         self._group_coordinator.startup()
@@ -425,6 +429,8 @@ class Broker:
         await self._stop_serving()
         for task in self._background:
             task.cancel()
+        if self._log_cleaner is not None:
+            await asyncio.to_thread(self._log_cleaner.shutdown)
         if self._group_coordinator is not None:
             self._group_coordinator.shutdown()
         if self._txn_coordinator is not None:

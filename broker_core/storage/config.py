@@ -21,6 +21,10 @@ CREATE_TIME = "CreateTime"
 LOG_APPEND_TIME = "LogAppendTime"
 _TIMESTAMP_TYPES = (CREATE_TIME, LOG_APPEND_TIME)
 _CLEANUP_POLICIES = frozenset({"delete", "compact"})
+# Who plans a compacted topic's cleaning: the broker's own cleaner, or a Spark batch job.
+BROKER_PLANNER = "broker"
+SPARK_PLANNER = "spark"
+COMPACTION_PLANNERS = (BROKER_PLANNER, SPARK_PLANNER)
 
 # Smallest entry of the two indexes; an index must hold at least one.
 _MIN_INDEX_BYTES = 12
@@ -44,6 +48,12 @@ class LogConfig:
     max_message_bytes: int = 1_048_588
     message_timestamp_type: str = CREATE_TIME
     cleanup_policy: str = "delete"
+    # Compaction (read by the log cleaner).
+    delete_retention_ms: int = 86_400_000
+    min_compaction_lag_ms: int = 0
+    max_compaction_lag_ms: int = LONG_MAX
+    min_cleanable_dirty_ratio: float = 0.5
+    spate_compaction_planner: str = BROKER_PLANNER
 
     def __post_init__(self) -> None:
         _check_range("segment.bytes", self.segment_bytes, _MIN_SEGMENT_BYTES, INT_MAX)
@@ -59,6 +69,16 @@ class LogConfig:
         if self.message_timestamp_type not in _TIMESTAMP_TYPES:
             raise LogConfigError(
                 "message.timestamp.type", self.message_timestamp_type, f"expected one of {', '.join(_TIMESTAMP_TYPES)}"
+            )
+        _check_range("delete.retention.ms", self.delete_retention_ms, 0, LONG_MAX)
+        _check_range("min.compaction.lag.ms", self.min_compaction_lag_ms, 0, LONG_MAX)
+        _check_range("max.compaction.lag.ms", self.max_compaction_lag_ms, 1, LONG_MAX)
+        ratio = self.min_cleanable_dirty_ratio
+        if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0.0 <= ratio <= 1.0:
+            raise LogConfigError("min.cleanable.dirty.ratio", ratio, "expected a value in [0.0, 1.0]")
+        if self.spate_compaction_planner not in COMPACTION_PLANNERS:
+            raise LogConfigError(
+                "spate.compaction.planner", self.spate_compaction_planner, f"expected one of {', '.join(COMPACTION_PLANNERS)}"
             )
         policies = _split_policy(self.cleanup_policy)
         if not policies or not policies <= _CLEANUP_POLICIES:
@@ -76,6 +96,14 @@ class LogConfig:
     @property
     def compact_enabled(self) -> bool:
         return "compact" in _split_policy(self.cleanup_policy)
+
+    @property
+    def max_segment_ms(self) -> int:
+        """How old the active segment may get: ``segment.ms``, and for a compacted log at most
+        ``max.compaction.lag.ms`` (the active segment is never cleaned, so it must roll in time)."""
+        if self.compact_enabled:
+            return min(self.segment_ms, self.max_compaction_lag_ms)
+        return self.segment_ms
 
     @classmethod
     def from_topic_configs(cls, values: Mapping[str, object], base: LogConfig | None = None) -> LogConfig:
@@ -100,7 +128,8 @@ class LogConfig:
 
 KAFKA_NAMES: Mapping[str, str] = MappingProxyType({f.name.replace("_", "."): f.name for f in fields(LogConfig)})
 
-_STRING_FIELDS = frozenset({"message_timestamp_type", "cleanup_policy"})
+_STRING_FIELDS = frozenset({"message_timestamp_type", "cleanup_policy", "spate_compaction_planner"})
+_FLOAT_FIELDS = frozenset({"min_cleanable_dirty_ratio"})
 
 
 def _coerce(kafka_name: str, field_name: str, value: object) -> object:
@@ -108,6 +137,11 @@ def _coerce(kafka_name: str, field_name: str, value: object) -> object:
         if isinstance(value, (tuple, list)):
             return ",".join(str(v) for v in value)
         return str(value)
+    if field_name in _FLOAT_FIELDS and not isinstance(value, bool):
+        try:
+            return float(str(value).strip()) if not isinstance(value, (int, float)) else float(value)
+        except ValueError:
+            raise LogConfigError(kafka_name, value, "expected a decimal number") from None
     if isinstance(value, bool):
         raise LogConfigError(kafka_name, value, "expected an integer")
     if isinstance(value, int):

@@ -2,7 +2,9 @@
 
 Loading runs before the log serves anything, in this order:
 
-1. Leftovers are settled. ``.deleted`` and ``.cleaned`` files are removed
+1. Leftovers are settled. A compaction swap a crash interrupted is completed
+   or rolled back first (``cleaner/swap.py``, which records the range it
+   replaces). ``.deleted`` and ``.cleaned`` files are removed
    (their segments were already out of the log, or never in it). A ``.swap``
    segment is a compaction result that was fully written before being renamed
    to ``.swap``, so the swap is completed: the segments it replaces (base
@@ -42,6 +44,7 @@ from pathlib import Path
 from typing import Callable
 
 from broker_core.storage.batch_reader import BatchReader
+from broker_core.storage.cleaner.swap import recover_swap
 from broker_core.storage.config import LogConfig
 from broker_core.storage.errors import CorruptIndexError, LogDirError
 from broker_core.storage.files import FileKind, FileState, SegmentFileName, parse_segment_file_name, segment_paths
@@ -107,6 +110,7 @@ def _load(
     open_files: OpenFileCache,
 ) -> LoadedLog:
     now_ms = clock()
+    compaction_swap_settled = recover_swap(directory)
     _settle_leftovers(directory)
     segments = LogSegments()
     for base_offset in _live_log_bases(directory):
@@ -139,7 +143,7 @@ def _load(
             segment.release_indexes()
     last.activate()
     last.refresh_max_timestamp()
-    loaded.directory_changed = loaded.recovered_segments > 0
+    loaded.directory_changed = loaded.recovered_segments > 0 or compaction_swap_settled
 
     loaded.log_start_offset = start
     loaded.next_offset = next_offset

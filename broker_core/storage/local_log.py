@@ -37,8 +37,16 @@ import shutil
 from pathlib import Path
 from typing import Callable
 
+from broker_core.storage.cleaner.segment_cleaner import CleanedSegment
+from broker_core.storage.cleaner.swap import check_replaceable, commit_swap, discard_cleaned
 from broker_core.storage.config import LogConfig
-from broker_core.storage.errors import AppendTooLargeError, LogClosedError, LogDirError, OffsetOutOfRangeError
+from broker_core.storage.errors import (
+    AppendTooLargeError,
+    CorruptIndexError,
+    LogClosedError,
+    LogDirError,
+    OffsetOutOfRangeError,
+)
 from broker_core.storage.fetch_slice import FetchSlice
 from broker_core.storage.files import TopicPartition, parse_partition_dir_name
 from broker_core.storage.loader import LoadedLog, load_log
@@ -52,6 +60,7 @@ from broker_core.storage.segment import LogSegment, SegmentInfo
 from broker_core.storage.segments import LogSegments
 from broker_core.storage.time_index import TimestampOffset
 from broker_core.storage.txn_index import AbortedTxn
+from spate.records.errors import CorruptRecordError
 
 Clock = Callable[[], int]
 
@@ -212,7 +221,7 @@ class LocalLog:
     def _maybe_roll(self, size: int, first_offset: int, last_offset: int, now_ms: int) -> LogSegment:
         segment = self.active_segment
         config = self._config
-        if segment.should_roll(size, last_offset, now_ms, config.segment_bytes, config.segment_ms):
+        if segment.should_roll(size, last_offset, now_ms, config.segment_bytes, config.max_segment_ms):
             return self._roll(first_offset)
         return segment
 
@@ -425,6 +434,43 @@ class LocalLog:
             if first is not None:
                 self._log_start_offset = max(self._log_start_offset, first.base_offset)
         return len(chosen)
+
+    # ----------------------------------------------------------- compaction
+
+    @reports_io_errors
+    def replace_segments(self, cleaned: CleanedSegment) -> None:
+        """Put a cleaned segment in place of the rolled segments it was built from (``cleaner/swap.py``).
+
+        Raises ``StalePlanError``, and drops the cleaned files, when the log
+        no longer holds those segments as they were (retention, truncation).
+        """
+        self._check_open()
+        current = [self._segments.get(snapshot.base_offset) for snapshot in cleaned.replaces]
+        last = current[-1]
+        successor = self._segments.higher(last.base_offset) if last is not None else None
+        try:
+            check_replaceable(cleaned, current, successor.base_offset if successor is not None else None)
+        except Exception:
+            discard_cleaned(cleaned)
+            raise
+        old = [segment for segment in current if segment is not None]
+        new = commit_swap(cleaned, old, retire=self._remove_segments, open_segment=self._open_cleaned)
+        self._segments.add(new)
+        self._flusher.mark_directory_dirty()
+
+    def _open_cleaned(self, base_offset: int) -> LogSegment:
+        config = self._config
+        segment = LogSegment(
+            self._dir, base_offset, index_interval_bytes=config.index_interval_bytes,
+            max_index_size=config.segment_index_bytes, created_ms=self._clock(), open_files=self._open_files,
+        )
+        try:
+            segment.load()
+        except (CorruptIndexError, CorruptRecordError):
+            segment.recover(crc_from_offset=(1 << 63) - 1)
+            segment.on_become_inactive()
+        segment.release_indexes()
+        return segment
 
     def _remove_segments(self, segments: list[LogSegment]) -> None:
         """Take segments out of the log now; delete their files after the delay."""

@@ -152,6 +152,11 @@ def test_log_config_kwargs_have_storage_field_names_and_typed_values() -> None:
     assert tuple(kwargs) == LOG_CONFIG_FIELDS
     assert kwargs == {
         "cleanup_policy": "delete",
+        "delete_retention_ms": 86400000,
+        "max_compaction_lag_ms": 2**63 - 1,
+        "min_cleanable_dirty_ratio": 0.5,
+        "min_compaction_lag_ms": 0,
+        "spate_compaction_planner": "broker",
         "file_delete_delay_ms": 60000,
         "flush_messages": 2**63 - 1,
         "flush_ms": 2**63 - 1,

@@ -27,7 +27,7 @@ def test_every_field_has_its_kafka_topic_config_name():
     assert KAFKA_NAMES["segment.index.bytes"] == "segment_index_bytes"
     assert KAFKA_NAMES["file.delete.delay.ms"] == "file_delete_delay_ms"
     assert KAFKA_NAMES["message.timestamp.type"] == "message_timestamp_type"
-    assert len(KAFKA_NAMES) == 12
+    assert len(KAFKA_NAMES) == 17
 
 
 def test_from_topic_configs_parses_kafka_named_text_and_ignores_other_names():
@@ -71,3 +71,17 @@ def test_out_of_range_values_raise_a_typed_error_naming_the_config(changes, name
 def test_non_numeric_text_for_a_number_is_refused():
     with pytest.raises(LogConfigError, match="segment.ms"):
         LogConfig.from_topic_configs({"segment.ms": "soon"})
+
+
+def test_a_compacted_log_rolls_by_max_compaction_lag_when_that_comes_before_segment_ms():
+    assert LogConfig(cleanup_policy="compact", segment_ms=10_000, max_compaction_lag_ms=3_000).max_segment_ms == 3_000
+    assert LogConfig(cleanup_policy="delete", segment_ms=10_000, max_compaction_lag_ms=3_000).max_segment_ms == 10_000
+    assert LogConfig(cleanup_policy="compact", segment_ms=10_000).max_segment_ms == 10_000
+
+
+def test_compaction_settings_are_checked_with_their_kafka_names():
+    with pytest.raises(LogConfigError, match="min.cleanable.dirty.ratio"):
+        LogConfig(min_cleanable_dirty_ratio=1.5)
+    with pytest.raises(LogConfigError, match="spate.compaction.planner"):
+        LogConfig(spate_compaction_planner="cron")
+    assert LogConfig.from_topic_configs({"min.cleanable.dirty.ratio": "0.25"}).min_cleanable_dirty_ratio == 0.25

@@ -1,0 +1,181 @@
+"""What compaction costs: the cleaner's speed, and produce throughput while it cleans versus idle.
+
+    .venv/bin/python -m tests.perf.compaction_bench [--dirty-mb 64] [--broker-dirty-mb 128] [--records 50000] [--rounds 3]
+
+1. Cleaner throughput, in process: a compacted log of ``--dirty-mb`` MB of
+   dirty segments (records of a 10-byte key and a 400-byte random value over
+   20,000 keys, batches of 200, uncompressed and lz4) is cleaned in one pass
+   with the broker's cleaner, unthrottled; MB/s of dirty log cleaned
+   (planning and rewriting both read it).
+2. Produce while cleaning, one broker: confluent-kafka produces ``--records``
+   1 KB records (acks=1) to a topic while the cleaner is idle, then again to a
+   new topic while the cleaner compacts ``--broker-dirty-mb`` MB of another
+   topic (left to the ``spark`` planner while it is written, then handed to
+   the broker's cleaner), then idle again; the ratio of the busy rate to the
+   mean idle one. It also prints how fast the broker's cleaner got through
+   that topic while producers kept the broker busy.
+
+Targets: the cleaner at >= 50 MB/s, produce during cleaning >= 0.8 of idle.
+Prints a Markdown table of the medians of ``--rounds`` rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
+
+from broker_core.storage.cleaner.cleaner_checkpoint import CleanerCheckpoints
+from broker_core.storage.cleaner.log_cleaner import CleanableLog, CleanerConfig, LogCleaner
+from broker_core.storage.config import LogConfig
+from broker_core.storage.files import TopicPartition
+from broker_core.storage.local_log import LocalLog
+from broker_core.storage.unified_log import UnifiedLog
+from spate.records import Record, build_batch
+from spate.records.compression import Compression
+from tests.perf.test_broker_perf import produce
+from tests.support.broker_process import BrokerProcess
+
+SET = AlterConfigOpType.SET
+TARGET_CLEANER_MB_S = 50.0
+TARGET_PRODUCE_RATIO = 0.8
+RECORD_SIZE = 1024
+SETTLE_S = 3.0
+
+
+def wall_clock_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def cleaner_throughput(directory: Path, dirty_mb: int, codec: Compression) -> float:
+    """MB/s of dirty log the cleaner gets through, in process and unthrottled."""
+    log = UnifiedLog(
+        LocalLog.open(directory, LogConfig(cleanup_policy="compact", segment_bytes=16 << 20), clock=wall_clock_ms),
+        clock=wall_clock_ms, producer_id_expiration_ms=86_400_000,
+    )
+    rng = random.Random(1)
+    while log.local_log.size_in_bytes < dirty_mb << 20:
+        records = [Record(i, 1_000, b"key-%06d" % rng.randrange(20_000), rng.randbytes(400)) for i in range(200)]
+        log.append_as_leader(build_batch(records, compression=codec), leader_epoch=0)
+    log.local_log.roll()
+    tp = TopicPartition(directory.name.rsplit("-", 1)[0], 0)
+    cleaner = LogCleaner(
+        CleanerConfig(), lambda: [CleanableLog(tp, log, log.log_end_offset)], CleanerCheckpoints([directory.parent]),
+        run_on_owner=lambda fn: fn(), clock=wall_clock_ms,
+    )
+    start = time.perf_counter()
+    result = cleaner.clean_once()
+    elapsed = time.perf_counter() - start
+    if result is None:
+        raise RuntimeError("the cleaner found nothing to clean")
+    log.close()
+    return result.stats.bytes_read / 1e6 / elapsed
+
+
+def fill_dirty_topic(bootstrap: str, topic: str, megabytes: int) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "batch.size": 1_000_000,
+                         "queue.buffering.max.kbytes": 1_048_576})
+    rng = random.Random(2)
+    payload = os.urandom(RECORD_SIZE)
+    for i in range(megabytes * 1_000_000 // RECORD_SIZE):
+        while True:
+            try:
+                producer.produce(topic, payload, key=b"key-%06d" % rng.randrange(20_000), partition=0)
+                break
+            except BufferError:
+                producer.poll(0.001)
+    if producer.flush(300):
+        raise RuntimeError("the dirty topic was not written")
+
+
+def checkpoint_of(log_dir: Path, topic: str) -> int:
+    path = log_dir / "cleaner-offset-checkpoint"
+    text = path.read_text() if path.exists() else ""
+    found = re.search(rf"^{re.escape(topic)} 0 (\d+)$", text, re.MULTILINE)
+    return int(found.group(1)) if found else 0
+
+
+def produce_while_cleaning(data_dir: Path, dirty_mb: int, records: int, rounds: int) -> dict[str, float]:
+    """Median figures of ``rounds`` rounds of idle, busy, idle produce (see the module docstring)."""
+    broker = BrokerProcess(data_dir, overrides={"log.cleaner.backoff.ms": "200", "num.partitions": "3"}).start()
+    try:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        for topic in ("bench-idle", "bench-busy"):
+            admin.create_topics([NewTopic(topic, 3, 1)])[topic].result(30)
+        produce(broker.bootstrap, "bench-idle", records // 5)  # warm-up
+        figures = [_round(broker, admin, f"bench-dirty-{r}", dirty_mb, records) for r in range(rounds)]
+        return {name: statistics.median(f[name] for f in figures) for name in figures[0]}
+    finally:
+        broker.stop()
+
+
+def _round(broker: BrokerProcess, admin: AdminClient, dirty: str, dirty_mb: int, records: int) -> dict[str, float]:
+    bootstrap = broker.bootstrap
+    configs = {"cleanup.policy": "compact", "spate.compaction.planner": "spark",
+               "min.cleanable.dirty.ratio": "0.01", "segment.bytes": str(32 << 20)}
+    admin.create_topics([NewTopic(dirty, 1, 1, config=configs)])[dirty].result(30)
+    fill_dirty_topic(bootstrap, dirty, dirty_mb)
+    time.sleep(SETTLE_S)  # the broker fsyncs what was just written: let it finish before measuring
+    idle_s = produce(bootstrap, "bench-idle", records)
+    # Roll the dirty topic's last segment into the cleanable range, then hand it to the broker's cleaner.
+    handover = [ConfigEntry("spate.compaction.planner", "broker", incremental_operation=SET),
+                ConfigEntry("segment.ms", "1", incremental_operation=SET)]
+    resource = ConfigResource("topic", dirty, incremental_configs=handover)
+    admin.incremental_alter_configs([resource])[resource].result(30)
+    fill_dirty_topic(bootstrap, dirty, 1)
+    handed_over = time.perf_counter()
+    busy_s = produce(bootstrap, "bench-busy", records)
+    busy_end = time.perf_counter()
+    deadline = time.monotonic() + 600
+    while checkpoint_of(broker.log_dir, dirty) == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    cleaned_s = time.perf_counter() - handed_over
+    if busy_end > handed_over + cleaned_s:
+        print("warning: the cleaner finished before the busy produce did; raise --broker-dirty-mb")
+    # Idle again, so that a change of load on the machine shows in both idle figures, not in the ratio.
+    time.sleep(SETTLE_S)
+    idle_s = (idle_s + produce(bootstrap, "bench-idle", records)) / 2
+    megabytes = records * RECORD_SIZE / 1e6
+    return {
+        "idle MB/s": megabytes / idle_s,
+        "busy MB/s": megabytes / busy_s,
+        "ratio": idle_s / busy_s,
+        "broker cleaner MB/s": dirty_mb * 1.048576 / cleaned_s,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dirty-mb", type=int, default=64)
+    parser.add_argument("--broker-dirty-mb", type=int, default=128)
+    parser.add_argument("--records", type=int, default=50_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="compaction-bench-", dir=Path(__file__).resolve().parent) as tmp:
+        root = Path(tmp)
+        plain = statistics.median(
+            cleaner_throughput(root / f"plain{r}-0", args.dirty_mb, Compression.NONE) for r in range(args.rounds)
+        )
+        lz4 = statistics.median(
+            cleaner_throughput(root / f"lz{r}-0", args.dirty_mb, Compression.LZ4) for r in range(args.rounds)
+        )
+        broker = produce_while_cleaning(root / "broker", args.broker_dirty_mb, args.records, args.rounds)
+    print("| measure | result | target |\n|---|---|---|")
+    print(f"| cleaner, uncompressed batches (in process) | {plain:.0f} MB/s | >= {TARGET_CLEANER_MB_S:.0f} MB/s |")
+    print(f"| cleaner, lz4 batches (in process) | {lz4:.0f} MB/s | >= {TARGET_CLEANER_MB_S:.0f} MB/s |")
+    print(f"| cleaner inside the broker, 1 KB records | {broker['broker cleaner MB/s']:.0f} MB/s | |")
+    print(f"| produce, cleaner idle | {broker['idle MB/s']:.1f} MB/s | |")
+    print(f"| produce, cleaner busy | {broker['busy MB/s']:.1f} MB/s | |")
+    print(f"| produce busy / idle | {broker['ratio']:.2f} | >= {TARGET_PRODUCE_RATIO} |")
+
+
+if __name__ == "__main__":
+    main()
