@@ -7,6 +7,9 @@ from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
+_SAMPLE_SUFFIXES = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count"),
+                    "summary": ("", "_sum", "_count")}
+
 
 @dataclass(frozen=True)
 class Sample:
@@ -20,14 +23,17 @@ class Scrape:
         self.text = text
         self.samples: list[Sample] = []
         self.families: set[str] = set()
+        # Sample names each declared family has, even while it has no series yet (a counter of no topic).
+        self.declared: set[str] = set()
         for family in text_string_to_metric_families(text):
             self.families.add(family.name)
+            self.declared |= {family.name + suffix for suffix in _SAMPLE_SUFFIXES.get(family.type, ("",))}
             self.samples.extend(Sample(s.name, dict(s.labels), s.value) for s in family.samples)
 
     @property
     def names(self) -> set[str]:
-        """Every sample name (``x_total``, ``x_bucket``, ...) and family name exported."""
-        return self.families | {s.name for s in self.samples}
+        """Every sample name (``x_total``, ``x_bucket``, ...) exported or declared, and every family name."""
+        return self.families | self.declared | {s.name for s in self.samples}
 
     def matching(self, name: str, **labels: str) -> list[Sample]:
         return [s for s in self.samples if s.name == name and all(s.labels.get(k) == v for k, v in labels.items())]
