@@ -11,7 +11,6 @@ Prometheus needs of a counter.
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Iterator
 
 # Upper bounds in ms, from sub-millisecond local work to request timeouts.
 DEFAULT_BUCKETS_MS: tuple[float, ...] = (
@@ -36,13 +35,20 @@ class LatencyHistogram:
     def count(self) -> int:
         return sum(self.counts)
 
-    def cumulative_buckets(self) -> Iterator[tuple[str, int]]:
+    def cumulative_buckets(self) -> list[tuple[str, int]]:
         """(le, observations at or below it), ending with +Inf: Prometheus's bucket series."""
-        running = 0
-        for bound, count in zip(self.bounds, self.counts):
-            running += count
-            yield _format_bound(bound), running
-        yield "+Inf", running + self.counts[-1]
+        return cumulative_buckets(self.bounds, self.counts)
+
+
+def cumulative_buckets(bounds: tuple[float, ...], counts: list[int]) -> list[tuple[str, int]]:
+    """Per-bucket ``counts`` (one more than ``bounds``, the last for +Inf) as Prometheus's cumulative buckets."""
+    buckets = []
+    running = 0
+    for bound, count in zip(bounds, counts):
+        running += count
+        buckets.append((_format_bound(bound), running))
+    buckets.append(("+Inf", running + counts[-1]))
+    return buckets
 
 
 def _format_bound(bound: float) -> str:

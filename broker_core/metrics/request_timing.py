@@ -21,6 +21,8 @@ clock = time.perf_counter
 class TimedResponse(asyncio.Future):  # type: ignore[type-arg]
     """A response future that remembers when its request was read, taken, handled and answered."""
 
+    __slots__ = ("read_at", "taken_at", "returned_at", "answered_at")
+
     def __init__(self, *, loop: asyncio.AbstractEventLoop) -> None:
         super().__init__(loop=loop)
         now = clock()
@@ -41,12 +43,12 @@ class TimedResponse(asyncio.Future):  # type: ignore[type-arg]
 
 def record_request(metrics: RequestMetrics, request: Any, response: Any, body: Any, writing_at: float) -> None:
     """A request's response was written (or, for acks=0, skipped) now; ``writing_at`` is when the writer took it."""
-    if not isinstance(response, TimedResponse):
+    if type(response) is not TimedResponse:
         return
-    follower = request.api_key is ApiKey.FETCH and getattr(request.body, "replica_id", -1) >= 0
-    throttle_ms = getattr(body, "throttle_time_ms", 0) or 0
+    api_key = request.api_key
+    follower = api_key is ApiKey.FETCH and request.body.replica_id >= 0
     metrics.record(
-        request.api_key, follower,
+        api_key, follower,
         (response.read_at, response.taken_at, response.returned_at, response.answered_at, writing_at, clock()),
-        throttle_ms,
+        getattr(body, "throttle_time_ms", 0) or 0,
     )
