@@ -121,7 +121,7 @@ class Broker:
         self._txn_state: TransactionStateManager | None = None
         # metrics.http.listener: GET /metrics, when set.
         self._metrics_listener = parse_metrics_listener(config.get_optional_str(METRICS_LISTENER))
-        self.metrics = BrokerMetrics(l.name for l in config.listeners) if self._metrics_listener else None
+        self.metrics = BrokerMetrics(listener.name for listener in config.listeners) if self._metrics_listener else None
         self._registered = False
         self._serving = False
 
