@@ -30,6 +30,7 @@ class EventLoopIdle:
         self.installed = False
         self._selector: Any = None
         self._original: Any = None
+        self._wrapper: Any = None
         self._window_start = clock()
         self._window_idle = 0.0
 
@@ -40,7 +41,8 @@ class EventLoopIdle:
             return False
 
         def timed_select(timeout: float | None = None) -> Any:
-            if timeout is not None and timeout <= 0:  # a poll with callbacks ready: the loop is not waiting
+            # A poll with callbacks ready is not waiting; after uninstall this is a plain pass-through.
+            if not self.installed or (timeout is not None and timeout <= 0):
                 return original(timeout)
             started = clock()
             try:
@@ -48,15 +50,17 @@ class EventLoopIdle:
             finally:
                 self.idle_s += clock() - started
 
-        self._selector, self._original = selector, original
+        self._selector, self._original, self._wrapper = selector, original, timed_select
         selector.select = timed_select
         self.installed = True
         return True
 
     def uninstall(self) -> None:
-        if self._selector is not None:
+        """Stop timing; the selector gets its own ``select`` back unless another wrapper was put over ours
+        (another broker on the same loop), which then keeps calling ours as a pass-through."""
+        if self._selector is not None and self._selector.select is self._wrapper:
             self._selector.select = self._original
-            self._selector = None
+        self._selector = None
         self.installed = False
 
     def idle_ratio_since_last_call(self) -> float:

@@ -59,3 +59,24 @@ def test_the_collector_reports_queue_size_and_idle_time() -> None:
     assert value(registry, "kafka_network_requestchannel_requestqueuesize") == 7
     assert value(registry, "spate_eventloop_idle_seconds_total") == 2.5
     assert math.isnan(value(registry, "kafka_network_socketserver_networkprocessoravgidlepercent"))
+
+
+def test_two_brokers_on_one_loop_stop_timing_in_any_order() -> None:
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        original = loop._selector.select  # type: ignore[attr-defined]
+        first, second = EventLoopIdle(), EventLoopIdle()
+        first.install(loop)
+        second.install(loop)
+        first.uninstall()  # under the second's wrapper: becomes a pass-through
+        await asyncio.sleep(0.05)
+        assert first.idle_s == 0
+        assert second.idle_s > 0
+        second.uninstall()
+        await asyncio.sleep(0.01)
+        assert loop._selector.select is not original  # the first's pass-through stays below
+        idle = second.idle_s
+        await asyncio.sleep(0.05)
+        assert second.idle_s == idle
+
+    asyncio.run(scenario())
