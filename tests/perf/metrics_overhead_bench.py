@@ -3,13 +3,18 @@
     .venv/bin/python -m tests.perf.metrics_overhead_bench [--records 200000] [--rounds 3]
 
 Starts two broker processes, one without metrics and one with them (scraped
-every second while it works, as Prometheus would), and in each round
+every ``--scrape-interval`` seconds while it works, 15 by default as
+Prometheus does), and in each round
 produces the same records to each in turn with confluent-kafka, on a fresh
 3-partition topic, in two shapes:
 
 * ``batched``: 1 KB records, acks=1, linger 5 ms (few large Produce requests);
 * ``small requests``: 100-byte records, acks=1, linger 0 and 16 KB batches
-  (many small requests: the per-request cost of the timing shows most here).
+  (many small requests: the per-request cost of the timing shows most here);
+* ``fixed requests``: the same Produce request (one batch of 20 records of
+  100 bytes, acks=1) sent ``--records / 20`` times over one connection, 32 in
+  flight, by a raw protocol client: every run makes exactly the same
+  requests, whatever the client's speed.
 
 First it times, in this process, what metrics add to one request (the
 timed response future, its stamps, the phase histograms and a Produce's
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import statistics
 import tempfile
 import threading
@@ -42,6 +48,42 @@ SHAPES = {
     "batched": ({"linger.ms": 5, "batch.size": 1_000_000, "acks": 1}, 1024),
     "small requests": ({"linger.ms": 0, "batch.size": 16_384, "acks": 1}, 100),
 }
+
+
+FIXED_RECORDS_PER_REQUEST = 20
+FIXED_IN_FLIGHT = 32
+
+
+def produce_fixed(broker: BrokerProcess, topic: str, records: int) -> tuple[float, float]:
+    """(records/s, records per broker CPU second) sending identical Produce requests, pipelined."""
+    from spate.protocol.api_keys import ApiKey
+    from spate.protocol.connection import ClientConnection
+    from spate.protocol.messages.produce import ProduceRequest as Q
+    from spate.records import Record, build_batch
+    from tests.support.admin_requests import create_topic
+
+    create_topic(broker.bootstrap, topic, partitions=1)
+    batch = build_batch([Record(i, 1_700_000_000_000, None, b"x" * 100) for i in range(FIXED_RECORDS_PER_REQUEST)])
+    body = Q(acks=1, timeout_ms=5000, topic_data=[
+        Q.TopicProduceData(name=topic, partition_data=[Q.PartitionProduceData(index=0, records=batch)])])
+    requests = records // FIXED_RECORDS_PER_REQUEST
+    connection = ClientConnection("metrics-bench")
+    with socket.create_connection(("127.0.0.1", broker.port)) as sock:
+        cpu_before = cpu_seconds(broker.process.pid)
+        started = time.perf_counter()
+        sent = answered = 0
+        while answered < requests:
+            while sent < requests and sent - answered < FIXED_IN_FLIGHT:
+                sock.sendall(connection.send_request(ApiKey.PRODUCE, 7, body)[1])
+                sent += 1
+            data = sock.recv(1 << 16)
+            assert data, "the broker closed the connection"
+            connection.receive_data(data)
+            while connection.next_response() is not None:
+                answered += 1
+        elapsed = time.perf_counter() - started
+        cpu = cpu_seconds(broker.process.pid) - cpu_before
+    return requests * FIXED_RECORDS_PER_REQUEST / elapsed, requests * FIXED_RECORDS_PER_REQUEST / cpu
 
 
 def cpu_seconds(pid: int) -> float:
@@ -76,14 +118,14 @@ def produce(broker: BrokerProcess, topic: str, records: int, settings: dict, siz
 
 
 class Scraper(threading.Thread):
-    """Scrapes ``url`` every second, as Prometheus would, until stopped."""
+    """Scrapes ``url`` every ``interval_s``, as Prometheus would, until stopped."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, interval_s: float) -> None:
         super().__init__(daemon=True)
-        self.url, self.stopped, self.scrapes = url, threading.Event(), 0
+        self.url, self.interval_s, self.stopped, self.scrapes = url, interval_s, threading.Event(), 0
 
     def run(self) -> None:
-        while not self.stopped.wait(1.0):
+        while not self.stopped.wait(self.interval_s):
             with urllib.request.urlopen(self.url, timeout=10) as response:
                 response.read()
             self.scrapes += 1
@@ -128,6 +170,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--scrape-interval", type=float, default=15.0, metavar="S",
+                        help="seconds between scrapes of the metrics broker (Prometheus's default: 15)")
     args = parser.parse_args()
     with_us, without_us = request_overhead_us()
     print(f"per request: {with_us:.2f} µs with metrics, {without_us:.2f} µs without: {with_us - without_us:.2f} µs "
@@ -137,7 +181,7 @@ def main() -> None:
         off = BrokerProcess(Path(tmp) / "off").start()
         on = BrokerProcess(Path(tmp) / "on", overrides={
             "metrics.http.listener": f"http://127.0.0.1:{metrics_port}"}).start()
-        scraper = Scraper(f"http://127.0.0.1:{metrics_port}/metrics")
+        scraper = Scraper(f"http://127.0.0.1:{metrics_port}/metrics", args.scrape_interval)
         scraper.start()
         try:
             results = run_rounds(off, on, args.records, args.rounds)
@@ -161,6 +205,11 @@ def run_rounds(off: BrokerProcess, on: BrokerProcess, records: int, rounds: int)
                 topic = f"bench-{round_index}-{shape.replace(' ', '-')}-{'on' if broker is on else 'off'}"
                 rates[broker is on] = produce(broker, topic, records, settings, size)
             results[shape].append((rates[False], rates[True]))
+        rates = {}
+        for broker in ((off, on) if round_index % 2 == 0 else (on, off)):
+            rates[broker is on] = produce_fixed(broker, f"bench-{round_index}-fixed-{'on' if broker is on else 'off'}",
+                                                records)
+        results.setdefault("fixed requests", []).append((rates[False], rates[True]))
     return results
 
 
