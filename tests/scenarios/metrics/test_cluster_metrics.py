@@ -8,15 +8,23 @@ import pytest
 from confluent_kafka import Producer
 
 from spate.protocol.errors import ErrorCode
+from tests.scenarios.metrics.conftest import consume_and_commit, produce
 from tests.support.admin_requests import create_topic
 from tests.support.broker_process import free_port
-from tests.support.cluster import ClusterForTests, settled_cluster
+from tests.support.cluster import ClusterForTests, restart_stopped_brokers, settled_cluster
 from tests.support.metrics_scrape import scrape
 from tests.support.zookeeper import ZooKeeperForTests
 
 pytestmark = pytest.mark.timeout(240)
 
 UNDER_REPLICATED = "kafka_server_replicamanager_underreplicatedpartitions"
+
+
+@pytest.fixture
+def healthy(metered_cluster: ClusterForTests) -> Iterator[ClusterForTests]:
+    """The cluster, with every broker running again after the test."""
+    yield metered_cluster
+    restart_stopped_brokers(metered_cluster)
 
 
 @pytest.fixture(scope="module")
@@ -45,9 +53,9 @@ def test_exactly_one_broker_is_the_active_controller(metered_cluster: ClusterFor
 
 
 def test_stopping_a_broker_makes_under_replicated_partitions_appear_on_the_others(
-    metered_cluster: ClusterForTests, topic_name
+    healthy: ClusterForTests, topic_name
 ) -> None:
-    cluster = metered_cluster
+    cluster = healthy
     topic = topic_name()
     assert create_topic(cluster.address(1), topic, partitions=3, replication_factor=3).error_code == ErrorCode.NONE
     cluster.wait_for_metadata([topic])
@@ -70,3 +78,22 @@ def test_stopping_a_broker_makes_under_replicated_partitions_appear_on_the_other
                      f"the partitions of {topic} to be under-replicated on brokers {survivors}", timeout=60)
     leaders = sum(scrape(cluster.metrics_urls[i]).value("kafka_server_replicamanager_leadercount") for i in survivors)
     assert leaders >= 3
+
+
+def test_the_group_coordinator_alone_reports_the_lag_of_a_replicated_partition(
+    metered_cluster: ClusterForTests, topic_name
+) -> None:
+    cluster = metered_cluster
+    topic, group = topic_name(), topic_name()
+    assert create_topic(cluster.address(1), topic, partitions=1, replication_factor=3).error_code == ErrorCode.NONE
+    cluster.wait_for_metadata([topic])
+    bootstrap = ",".join(cluster.address(i) for i in cluster.live_ids())
+    produce(bootstrap, topic, 10)
+    consume_and_commit(bootstrap, topic, group, 4)
+
+    def lag_reports() -> list[float]:
+        return [value for i in cluster.live_ids()
+                if (value := scrape(cluster.metrics_urls[i]).value("kafka_consumergroup_lag", group=group,
+                                                                    topic=topic, partition="0")) is not None]
+
+    assert cluster.wait_for(lambda: lag_reports() == [6], "the coordinator to report a lag of 6")
