@@ -4,15 +4,25 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 
 import pytest
 
 from spate.cli.monitoring import free_ports, prometheus_config
-from tests.spate.cli.test_cluster_up import EMBEDDED, assert_all_stopped, launch, launched  # noqa: F401
+from tests.spate.cli.test_cluster_up import EMBEDDED, ClusterUp, assert_all_stopped, launch
 from tests.support.metrics_scrape import scrape
 from tests.support.zookeeper import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+
+
+@pytest.fixture
+def launched() -> Iterator[list[ClusterUp]]:
+    """``cluster up`` processes of one test; whatever still runs at the end is killed."""
+    started: list[ClusterUp] = []
+    yield started
+    for cluster in started:
+        cluster.kill()
 
 
 def test_free_ports_are_distinct_and_avoid_the_ones_taken() -> None:
