@@ -5,6 +5,7 @@ Spark finds the source without registration through the top-level
 works as well.
 """
 
+from spark_ext.query_metrics import serve_metrics
 from spark_ext.source import SpateDataSource
 
-__all__ = ["SpateDataSource"]
+__all__ = ["SpateDataSource", "serve_metrics"]

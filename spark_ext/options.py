@@ -28,6 +28,8 @@ Read side options:
 ``isolation.level``                    ``read_uncommitted`` (default) | ``read_committed``
 ``groupId``                            commit each micro-batch's end offsets to this group
 ``kafkaConsumer.pollTimeoutMs``        how long a task waits for data it was promised
+``metricsPort``                        serve the query's Prometheus metrics from the driver on this port
+``metricsHost`` / ``metricsQuery``     the driver's address for them (127.0.0.1) / the ``query`` label
 =====================================  =============================================================
 
 ``kafka.``-prefixed consumer settings that this client has are passed on
@@ -48,6 +50,8 @@ from typing import Any, Mapping
 
 from spark_ext.consumer_strategy import Assign, ConsumerStrategy, Subscribe, SubscribePattern
 from spark_ext.kafka_options import OptionError, OptionRules
+from spark_ext.metrics_options import NAMES as METRICS_OPTIONS
+from spark_ext.metrics_options import MetricsOptions, parse_metrics_options
 from spark_ext.offset_spec import (
     Earliest,
     GlobalTimestamp,
@@ -91,6 +95,7 @@ _DISPLAY = {
         "groupIdPrefix",
         "fetchOffset.numRetries",
         "fetchOffset.retryIntervalMs",
+        *METRICS_OPTIONS,
     )
 }
 
@@ -161,6 +166,8 @@ class SourceOptions:
     group_id: str | None = None
     poll_timeout_ms: int = DEFAULT_POLL_TIMEOUT_MS
     consumer_settings: dict[str, Any] = field(default_factory=dict)
+    # metricsPort, metricsHost, metricsQuery: the driver's Prometheus endpoint; None when off.
+    metrics: MetricsOptions | None = None
 
     def admin_settings(self) -> dict[str, Any]:
         """The consumer settings an Admin client takes too (timeouts, backoffs, client id)."""
@@ -200,6 +207,7 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
         group_id=_group_id(opts),
         poll_timeout_ms=_positive_int(opts, "kafkaconsumer.polltimeoutms") or DEFAULT_POLL_TIMEOUT_MS,
         consumer_settings=consumer_settings,
+        metrics=parse_metrics_options(opts, SourceOptionError),
     )
 
 

@@ -20,14 +20,18 @@ from spark_ext.offset_ranges import OffsetRange, split_ranges
 from spark_ext.offset_reader import OffsetReader
 from spark_ext.options import SourceOptionError, SourceOptions
 from spark_ext.partition_reader import ReadSettings, read_range
+from spark_ext.query_metrics import MetricsTarget, ensure_served
+from spark_ext.read_report import reporting
 from spate.client import TopicPartition
 
 
 class OffsetRangePartition(InputPartition):
     """One task's work: an offset range of one partition."""
 
-    def __init__(self, offset_range: OffsetRange) -> None:
+    def __init__(self, offset_range: OffsetRange, metrics: MetricsTarget | None = None) -> None:
         self.offset_range = offset_range
+        # Where the task reports what it read (metricsPort); None without metrics.
+        self.metrics = metrics
 
 
 class SpateBatchReader(DataSourceReader):
@@ -51,14 +55,23 @@ def input_partitions(ranges: list[OffsetRange], options: SourceOptions) -> list[
         min_partitions=options.min_partitions,
         max_records_per_partition=options.max_records_per_partition,
     )
-    return [OffsetRangePartition(r) for r in pieces]
+    metrics = None
+    if options.metrics is not None:
+        metrics = options.metrics.target(options.group_id or options.strategy.describe())
+        # Planning runs in the source's driver process: serve the endpoint from there unless it is served.
+        ensure_served(metrics.host, metrics.port)
+    return [OffsetRangePartition(r, metrics) for r in pieces]
 
 
 def read_partition(partition: InputPartition, settings: ReadSettings) -> Iterator[pa.RecordBatch]:
     # Spark plans one placeholder partition when there is nothing to read.
     if not isinstance(partition, OffsetRangePartition):
         return iter(())
-    return read_range(partition.offset_range, settings)
+    batches = read_range(partition.offset_range, settings)
+    target = getattr(partition, "metrics", None)
+    if target is None:
+        return batches
+    return reporting(batches, target, partition.offset_range.topic, partition.offset_range.partition)
 
 
 def plan_batch_ranges(offsets: OffsetReader, options: SourceOptions) -> list[OffsetRange]:

@@ -17,6 +17,8 @@ at fault.
 ``sinkBookkeepingTopic``            topic whose partition 0 keys the per-task batch records
                                     (default ``_spate_sink_batches``, created on first use)
 ``commitTimeoutMs``                 how long the driver keeps trying to end the transactions
+``metricsPort``                     serve the query's Prometheus metrics from the driver on this port
+                                    (``metricsHost``, ``metricsQuery`` as for the source)
 ``sourceGroupId``                   consumer group of the query's spate source: each micro-batch's
                                     source offsets (read from the checkpoint's offset log) are
                                     committed to it inside the batch's transactions (exactly_once
@@ -38,6 +40,8 @@ from typing import Any, Mapping
 
 from spark_ext.checkpoint_offsets import CheckpointOffsetsError, local_checkpoint_dir
 from spark_ext.kafka_options import OptionError, OptionRules
+from spark_ext.metrics_options import NAMES as METRICS_OPTIONS
+from spark_ext.metrics_options import MetricsOptions, parse_metrics_options
 
 DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000
 DEFAULT_COMMIT_TIMEOUT_MS = 120_000
@@ -66,6 +70,7 @@ _DISPLAY = {
         "sourceGroupId",
         "checkpointLocation",
         "path",
+        *METRICS_OPTIONS,
     )
 }
 
@@ -128,6 +133,8 @@ class SinkOptions:
     # sourceGroupId, and the local checkpoint directory whose offset log it is committed from.
     source_group_id: str | None = None
     checkpoint_dir: str | None = None
+    # metricsPort, metricsHost, metricsQuery: the driver's Prometheus endpoint; None when off.
+    metrics: MetricsOptions | None = None
 
     @property
     def exactly_once(self) -> bool:
@@ -184,6 +191,7 @@ def parse_sink_options(options: Mapping[str, str], *, streaming: bool) -> SinkOp
         producer_settings=producer_settings,
         source_group_id=source_group_id,
         checkpoint_dir=checkpoint_dir,
+        metrics=parse_metrics_options(opts, SinkOptionError),
     )
 
 

@@ -57,6 +57,7 @@ from spark_ext.offset_reader import OffsetReader
 from spark_ext.offsets import PartitionOffsets, offsets_from_dict, offsets_to_dict
 from spark_ext.options import SourceOptions
 from spark_ext.partition_reader import ReadSettings
+from spark_ext.query_metrics import report
 from spark_ext.reader import input_partitions, read_partition
 from spate.client import TopicPartition
 
@@ -231,6 +232,12 @@ class SpateStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return
         if self._committer.commit(offsets):
             self._group_committed = offsets
+            metrics = self.options.metrics
+            if metrics is not None:
+                report(metrics.target(self.options.group_id), {
+                    "kind": "group_commit", "group": self.options.group_id,
+                    "offsets": [[tp.topic, tp.partition, offset] for tp, offset in sorted(offsets.items())],
+                })
 
     def stop(self) -> None:
         if self._offsets is not None:

@@ -13,11 +13,13 @@ first reads the batch's source offsets from the checkpoint's offset log
 from __future__ import annotations
 
 import logging
+import time
 from typing import Callable, Iterator, List, Optional
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
 
+from spark_ext.query_metrics import report
 from spark_ext.sink_bookkeeping import BatchBookkeeping
 from spark_ext.sink_commit import (
     SourceOffsets,
@@ -85,6 +87,7 @@ class SpateStreamWriter(DataSourceStreamArrowWriter):
 
     def commit(self, messages: List[Optional[WriterCommitMessage]], batchId: int) -> None:
         committed = 0
+        started = time.perf_counter()
         if self.options.exactly_once:
             committed = commit_transactions(
                 self.options.bootstrap_servers,
@@ -96,7 +99,13 @@ class SpateStreamWriter(DataSourceStreamArrowWriter):
                 offsets_writer_factory=self._offsets_writer_factory,
                 offsets_producer_factory=self._offsets_producer,
             )
+        elapsed_ms = (time.perf_counter() - started) * 1000 if self.options.exactly_once else None
         rows, skipped = summarize(messages)
+        metrics = self.options.metrics
+        if metrics is not None:
+            topic = self.options.topic or ""
+            report(metrics.target(topic), {"kind": "sink_commit", "topic": topic, "elapsed_ms": elapsed_ms,
+                                           "rows": rows, "transactions": committed})
         logger.info("micro-batch %d: %d row(s) written, %d transaction(s) committed, %d task(s) found it "
                     "committed already", batchId, rows, committed, skipped)
 

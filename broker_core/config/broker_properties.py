@@ -29,6 +29,9 @@ from broker_core.config.definitions import (
 )
 from broker_core.config.listeners import check_listener_list, check_protocol_map
 from broker_core.config.zookeeper import CONNECT_FORMAT, check_zookeeper_connect
+from broker_core.metrics.listener_address import FORMAT as METRICS_LISTENER_FORMAT
+from broker_core.metrics.listener_address import PROPERTY as METRICS_LISTENER
+from broker_core.metrics.listener_address import check_metrics_listener
 
 BOOLEAN = PropertyType.BOOLEAN
 SHORT = PropertyType.SHORT
@@ -52,6 +55,7 @@ _LISTENERS = CustomCheck(check_listener_list, "a list of NAME://host:port with d
 _PROTOCOL_MAP = CustomCheck(check_protocol_map, "a list of LISTENER_NAME:SECURITY_PROTOCOL")
 _ZOOKEEPER_CONNECT = CustomCheck(check_zookeeper_connect, f"empty or {CONNECT_FORMAT}")
 _CONNECTION_OVERRIDES = CustomCheck(check_connection_overrides, CONNECTION_OVERRIDES_FORMAT)
+_METRICS_LISTENER = CustomCheck(check_metrics_listener, METRICS_LISTENER_FORMAT)
 
 
 def _p(
@@ -475,6 +479,14 @@ _DEFINITIONS = (
         at_least(1),
     ),
     _p("metadata.log.dir", STRING, None, "Directory of the embedded metadata store; defaults to the first log dir."),
+    # Metrics.
+    _p(
+        METRICS_LISTENER,
+        STRING,
+        None,
+        "Where GET /metrics (Prometheus text format) is served, as http://host:port; unset turns it off.",
+        _METRICS_LISTENER,
+    ),
 )
 
 BROKER_PROPERTIES: Mapping[str, PropertyDef] = MappingProxyType({d.name: d for d in _DEFINITIONS})

@@ -47,6 +47,9 @@ from broker_core.coordinator.group import GroupConfig, GroupCoordinator
 from broker_core.coordinator.leadership_listener import CoordinatorLeadershipListener
 from broker_core.coordinator.scheduler import LoopScheduler
 from broker_core.coordinator.transaction import TransactionCoordinator, TransactionStateManager, TxnConfig
+from broker_core.metrics.broker_metrics import BrokerMetrics
+from broker_core.metrics.listener_address import PROPERTY as METRICS_LISTENER
+from broker_core.metrics.listener_address import parse_metrics_listener
 from broker_core.server.cluster_membership import ClusterMembership
 from broker_core.server.connection import ClientConnection
 from broker_core.server.context import BrokerContext
@@ -117,6 +120,10 @@ class Broker:
         self._txn_coordinator: TransactionCoordinator | None = None
         self._marker_channel: TxnMarkerChannel | None = None
         self._isr_manager: IsrManager | None = None
+        self._txn_state: TransactionStateManager | None = None
+        # metrics.http.listener: GET /metrics, when set.
+        self._metrics_listener = parse_metrics_listener(config.get_optional_str(METRICS_LISTENER))
+        self.metrics = BrokerMetrics(listener.name for listener in config.listeners) if self._metrics_listener else None
         self._registered = False
         self._log_cleaner: LogCleaner | None = None
         self._serving = False
@@ -131,6 +138,10 @@ class Broker:
     async def start(self) -> None:
         config = self.config
         self._loop = asyncio.get_running_loop()
+        if self.metrics is not None:
+            # First, so a listener that cannot be bound stops the start before anything else runs.
+            self.metrics.serve(self._metrics_listener)
+            self.metrics.attach(self._loop)
         # Segment files share the open-file limit with connections: count on the hard limit, not a shell's default.
         file_limit = raise_open_file_limit()
         topic_configs: dict[str, dict[str, str]] = {}
@@ -174,8 +185,11 @@ class Broker:
             },
             queue_size=config.get_int("queued.max.requests"),
             workers=config.get_int("num.io.threads"),
+            metrics=self.metrics.requests if self.metrics is not None else None,
         )
         self._dispatcher.start()
+        if self.metrics is not None:
+            self._watch_state(view)
         self._start_background_tasks(log_manager)
         self._log_cleaner = start_log_cleaner(config, self.replicas, self._loop, self._clock)
         # Loads groups from __consumer_offsets on the loop's next turns; until then they answer
@@ -187,9 +201,24 @@ class Broker:
         self._serving = True
         if self.membership is not None:
             await asyncio.to_thread(self.membership.start_election)
-        logger.info("broker %d serving %s, %d partition(s) loaded%s", config.node_id,
+        logger.info("broker %d serving %s, %d partition(s) loaded%s%s", config.node_id,
                     self._socket_server.describe(), len(list(self.replicas)),
-                    ", in a ZooKeeper cluster" if self.cluster_mode else "")
+                    ", in a ZooKeeper cluster" if self.cluster_mode else "",
+                    f", metrics at {self.metrics.url}" if self.metrics is not None else "")
+
+    def _watch_state(self, view: MetadataView) -> None:
+        membership, isr = self.membership, self._isr_manager
+        self.metrics.watch_broker(
+            queue_size=lambda: self._dispatcher.queue_size, replicas=self.replicas,
+            isr_changes=lambda: (isr.shrinks, isr.expands) if isr is not None else (0, 0),
+            is_controller=(lambda: membership.active_controller() is not None) if membership else (lambda: True),
+            view=view, group_manager=self._group_coordinator.group_manager, txn_state=self._txn_state,
+        )
+
+    @property
+    def metrics_url(self) -> str | None:
+        """Where ``GET /metrics`` is served (None when metrics.http.listener is unset)."""
+        return self.metrics.url if self.metrics is not None else None
 
     def _start_embedded(self, endpoints: tuple[EndPoint, ...]) -> tuple[BrokerContext, StoreMetadataView]:
         config, store = self.config, self.store
@@ -243,7 +272,7 @@ class Broker:
             replicas=self.replicas, producer_ids=self._producer_ids,
             versions={key: span for key, span in ADVERTISED_VERSIONS.items() if key in apis}, clock=self._clock,
             metadata=view, admin=admin, group_coordinator=self._group_coordinator,
-            txn_coordinator=self._txn_coordinator, membership=self.membership, **cluster,
+            txn_coordinator=self._txn_coordinator, membership=self.membership, metrics=self.metrics, **cluster,
         )
 
     def _listener_context(self, context: BrokerContext, view: StoreMetadataView | MetadataCache,
@@ -270,7 +299,7 @@ class Broker:
             txn_verifier=lambda *request: self._txn_coordinator.verify_offset_commit(*request),
         )
         txn_config = TxnConfig.from_broker_config(self.config)
-        state = TransactionStateManager(
+        state = self._txn_state = TransactionStateManager(
             BrokerInternalTopic(txn_config.state_log_spec, store=store, topics=topics, replicas=self.replicas),
             partitions=txn_config.state_log_partitions,
         )
@@ -361,7 +390,7 @@ class Broker:
         jobs = [
             ("retention", config.get_int("log.retention.check.interval.ms"), self._run_retention),
             # Also fsyncs segments that rolled, which advances the recovery point.
-            ("flush", min(config.log_flush_interval_ms, 1000), lambda: log_manager.flush_dirty(self._clock())),
+            ("flush", min(config.log_flush_interval_ms, 1000), self._flush_job(log_manager)),
             ("checkpoint", config.get_int("log.flush.offset.checkpoint.interval.ms"), self.replicas.checkpoint_all),
             ("high-watermark-checkpoint", config.get_int("replica.high.watermark.checkpoint.interval.ms"),
              self.replicas.checkpoint_high_watermarks),
@@ -374,6 +403,15 @@ class Broker:
         if max_idle_ms >= 0:
             self._background.append(asyncio.create_task(self._expire_idle_connections(max_idle_ms),
                                                         name="idle-connections"))
+
+    def _flush_job(self, log_manager: LogManager) -> Callable[[], object]:
+        def flush() -> int:
+            return log_manager.flush_dirty(self._clock())
+
+        if self.metrics is None:
+            return flush
+        log_flush = self.metrics.log_flush
+        return lambda: log_flush.timed(flush)
 
     def _run_retention(self) -> None:
         deleted = self.replicas.log_manager.run_retention(self._clock())
@@ -455,6 +493,9 @@ class Broker:
             if self._registered:
                 self.store.unregister_broker(self.config.node_id)
             self.store.close()
+        if self.metrics is not None:
+            self.metrics.stop_timing()
+            await asyncio.to_thread(self.metrics.close)
         logger.info("broker %d stopped cleanly", self.config.node_id)
 
     async def _stop_serving(self) -> None:

@@ -28,6 +28,7 @@ import asyncio
 import logging
 from typing import Any, Mapping
 
+from broker_core.metrics.request_timing import clock, record_request
 from broker_core.server.dispatch import RequestDispatcher
 from broker_core.server.memory_pool import MemoryPool
 from broker_core.storage.fetch_slice import FetchSlice
@@ -215,6 +216,7 @@ class ClientConnection:
                 logger.exception("%s v%d from %s failed; closing", request.api_key.name, request.api_version, self.peer)
                 self._writer.transport.abort()
                 return
+            writing_at = clock()
             if request.expects_response:
                 parts = encode_response_parts(request.header.correlation_id, request.api_key, request.api_version,
                                               body)
@@ -233,6 +235,8 @@ class ClientConnection:
                 await self._writer.drain()
             self._held -= request.size
             pool.release(request.size)
+            if self._dispatcher.metrics is not None:
+                record_request(self._dispatcher.metrics, request, payload, body, writing_at)
 
     async def _send_file_range(self, ref: FileRangeRef) -> None:
         file_slice: FetchSlice = ref.payload

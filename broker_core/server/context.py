@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from broker_core.config.broker_config import BrokerConfig
 from broker_core.coordinator.group.group_coordinator import GroupCoordinator
@@ -17,6 +17,9 @@ from broker_core.server.replica_state_changes import ReplicaStateChanges
 from broker_core.server.topic_admin import TopicAdmin
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.versions import VersionRange
+
+if TYPE_CHECKING:
+    from broker_core.metrics.broker_metrics import BrokerMetrics
 
 
 @dataclass(frozen=True)
@@ -43,3 +46,5 @@ class BrokerContext:
     membership: ClusterMembership | None = None
     # Cluster mode only: the leader's ISR upkeep (a follower's fetch may bring it back into the ISR).
     isr_manager: IsrManager | None = None
+    # Where the Produce and Fetch handlers count messages and bytes; None when metrics.http.listener is unset.
+    metrics: BrokerMetrics | None = None

@@ -23,6 +23,8 @@ import inspect
 import logging
 from typing import Any, Awaitable, Callable, Mapping
 
+from broker_core.metrics.request_metrics import RequestMetrics
+from broker_core.metrics.request_timing import TimedResponse
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.connection import Request
 
@@ -32,14 +34,21 @@ Handler = Callable[[Request], Any]
 
 
 class RequestDispatcher:
-    def __init__(self, handlers: Mapping[str, Mapping[ApiKey, Handler]], *, queue_size: int, workers: int) -> None:
-        """``handlers``: by listener name, each API's handler."""
+    def __init__(self, handlers: Mapping[str, Mapping[ApiKey, Handler]], *, queue_size: int, workers: int,
+                 metrics: RequestMetrics | None = None) -> None:
+        """``handlers``: by listener name, each API's handler; ``metrics``: where request times go (None: off)."""
         self._handlers = handlers
+        self.metrics = metrics
         self._queue: asyncio.Queue[tuple[Request, str, asyncio.Future[Any]] | None] = asyncio.Queue(queue_size)
         self._workers = workers
         self._tasks: list[asyncio.Task[None]] = []
         self._deferred: set[asyncio.Future[Any]] = set()
         self._closed = False
+
+    @property
+    def queue_size(self) -> int:
+        """Requests waiting for a handler task."""
+        return self._queue.qsize()
 
     def start(self) -> None:
         self._tasks = [asyncio.create_task(self._work(), name=f"request-handler-{i}") for i in range(self._workers)]
@@ -67,7 +76,8 @@ class RequestDispatcher:
     async def submit(self, request: Request, listener_name: str) -> asyncio.Future[Any]:
         """Queue ``request``, which arrived on ``listener_name``; waits while the queue is full. The future
         gets the response body; it is cancelled if the dispatcher stops first."""
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future() if self.metrics is None else TimedResponse(loop=loop)
         if self._closed:
             future.cancel()
             return future
@@ -81,6 +91,9 @@ class RequestDispatcher:
             request, listener_name, future = await self._queue.get()
             if future.cancelled():
                 continue
+            timed = type(future) is TimedResponse
+            if timed:
+                future.mark_taken()
             handler = self._handlers.get(listener_name, {}).get(request.api_key)
             try:
                 if handler is None:
@@ -90,8 +103,12 @@ class RequestDispatcher:
                 future.set_exception(exc)
                 continue
             if inspect.isawaitable(result):
+                if timed:
+                    future.mark_returned(answered=False)
                 self._defer(result, future)
             else:
+                if timed:
+                    future.mark_returned(answered=True)
                 future.set_result(result)
 
     def _defer(self, awaitable: Awaitable[Any], future: asyncio.Future[Any]) -> None:
@@ -107,6 +124,8 @@ class RequestDispatcher:
             elif t.exception() is not None:
                 future.set_exception(t.exception())
             else:
+                if type(future) is TimedResponse:
+                    future.mark_answered()
                 future.set_result(t.result())
 
         task.add_done_callback(done)

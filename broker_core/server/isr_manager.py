@@ -88,6 +88,9 @@ class IsrManager:
         self.max_lag_ms = max_lag_ms
         self._tasks: set[asyncio.Task[None]] = set()
         self._periodic: asyncio.Task[None] | None = None
+        # ISR changes applied here that removed or added replicas.
+        self.shrinks = 0
+        self.expands = 0
 
     # --- lifecycle -----------------------------------------------------------------------------
 
@@ -207,6 +210,11 @@ class IsrManager:
         )
 
     def _applied(self, partition: Partition, isr: tuple[int, ...], zk_version: int) -> None:
+        # Counted for metrics (Kafka's IsrShrinksPerSec and IsrExpandsPerSec).
+        if len(isr) < len(partition.isr):
+            self.shrinks += 1
+        elif len(isr) > len(partition.isr):
+            self.expands += 1
         partition.apply_isr(isr, zk_version)
         # The high watermark may have moved, and acks=all produces re-check the ISR against min.insync.replicas.
         self._replicas.notify_append(partition)

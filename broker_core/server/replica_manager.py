@@ -209,6 +209,11 @@ class ReplicaManager:
         """Whether the partition's log is in a log dir that failed."""
         return (topic, index) in self._offline
 
+    @property
+    def offline_count(self) -> int:
+        """Partitions whose log is in a failed log dir."""
+        return len(self._offline)
+
     def shutdown_idle_fetchers(self) -> None:
         self.fetchers.shutdown_idle_fetchers()
 

@@ -6,7 +6,8 @@ live table shows each broker's address, whether it is alive, how many
 partitions it leads and which one is the controller, refreshed every couple
 of seconds (``--no-status``: nothing more is printed, for scripts). With
 ``--output json`` the first line is a JSON document (bootstrap servers,
-ZooKeeper, each broker's address and log) and the status is one JSON line
+ZooKeeper, each broker's address and log, with ``--monitoring`` its metrics
+URL and the Prometheus config written) and the status is one JSON line
 per refresh instead of the table. SIGTERM
 or Ctrl-C stops the brokers, then ZooKeeper, and exits 0. A child that dies
 during start-up, or a start-up that outlasts ``--start-timeout-ms``, stops
@@ -31,6 +32,7 @@ from rich.table import Table
 from spate.cli.common import add_output_argument, console, key_value, positive_int, print_json
 from spate.cli.errors import CliError
 from spate.cli.local_cluster import ChildProcess, LocalCluster
+from spate.cli.monitoring import free_ports, metrics_urls, where_to_look, write_prometheus_config
 from spate.cli.zookeeper import port_number
 from spate.client import Admin, ClientError, ClusterDescription, KafkaError
 
@@ -62,6 +64,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                     help=f"ZooKeeper's client port (default: {DEFAULT_ZOOKEEPER_PORT})")
     up.add_argument("--override", type=key_value, action="append", default=[], metavar="KEY=VALUE",
                     help="a broker property for every broker (Kafka's names); repeatable")
+    up.add_argument("--monitoring", action="store_true",
+                    help="every broker serves Prometheus metrics on a free port (GET /metrics); the ports, a "
+                    "Prometheus scrape config (DATA_DIR/prometheus.yml) and the Grafana dashboard are printed")
     up.add_argument("--no-status", action="store_true",
                     help="print the bootstrap line, then wait quietly until stopped (for scripts)")
     up.add_argument("--start-timeout-ms", type=positive_int, default=DEFAULT_START_TIMEOUT_MS, metavar="MS",
@@ -78,8 +83,10 @@ def run_up(args: argparse.Namespace) -> int:
         raise CliError(f"--base-port {args.base_port} leaves no port for broker {args.brokers - 1}", exit_code=2)
     if args.base_port <= args.zookeeper_port <= last_port:
         raise CliError(f"--zookeeper-port {args.zookeeper_port} is one of the brokers' ports", exit_code=2)
+    taken = {args.zookeeper_port, *range(args.base_port, last_port + 1)}
     cluster = LocalCluster(args.data_dir, args.brokers, args.base_port, args.zookeeper_port,
-                           overrides=[f"{k}={v}" for k, v in args.override])
+                           overrides=[f"{k}={v}" for k, v in args.override],
+                           metrics_ports=free_ports(args.brokers, taken) if args.monitoring else [])
     stopping = threading.Event()
 
     def on_signal(signum: int, frame: object) -> None:
@@ -96,6 +103,9 @@ def run_up(args: argparse.Namespace) -> int:
                 print(cluster.bootstrap, flush=True)
             print(f"spate: {args.brokers} broker(s) up, ZooKeeper on 127.0.0.1:{args.zookeeper_port}, "
                   f"logs in {args.data_dir}; SIGTERM or Ctrl-C stops them", file=sys.stderr, flush=True)
+            if cluster.metrics_ports:
+                print(where_to_look(cluster.metrics_ports, _prometheus_config_path(cluster)), file=sys.stderr,
+                      flush=True)
             if args.no_status:
                 _wait_quietly(cluster, stopping)
             else:
@@ -156,13 +166,22 @@ def _check_some_alive(cluster: LocalCluster) -> None:
         raise CliError("every process of the cluster has exited")
 
 
+def _prometheus_config_path(cluster: LocalCluster) -> Path:
+    return write_prometheus_config(cluster.data_dir, cluster.metrics_ports)
+
+
 def _started_document(cluster: LocalCluster) -> dict[str, Any]:
-    return {
+    document: dict[str, Any] = {
         "bootstrap_servers": cluster.bootstrap,
         "zookeeper": {"address": f"127.0.0.1:{cluster.zookeeper_port}", "log": str(cluster.zookeeper.log_path)},
         "brokers": [{"id": i, "address": cluster.address(i), "log": str(child.log_path)}
                     for i, child in enumerate(cluster.broker_processes)],
     }
+    if cluster.metrics_ports:
+        for broker, url in zip(document["brokers"], metrics_urls(cluster.metrics_ports)):
+            broker["metrics"] = url
+        document["prometheus_config"] = str(_prometheus_config_path(cluster))
+    return document
 
 
 def status_document(

@@ -87,6 +87,8 @@ class LocalCluster:
     zookeeper_port: int
     overrides: list[str] = field(default_factory=list)
     python: str = sys.executable
+    # --monitoring: broker i serves GET /metrics on 127.0.0.1:<metrics_ports[i]>.
+    metrics_ports: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.zookeeper = ChildProcess(
@@ -109,6 +111,8 @@ class LocalCluster:
             f"zookeeper.connect=127.0.0.1:{self.zookeeper_port}",
             f"listeners=PLAINTEXT://127.0.0.1:{self.base_port + broker_id}",
             f"log.dirs={self.data_dir / f'broker-{broker_id}'}",
+            *([f"metrics.http.listener=http://127.0.0.1:{self.metrics_ports[broker_id]}"]
+              if self.metrics_ports else []),
             *self.overrides,
         ]
         return self._spate("broker", "start", *(arg for s in settings for arg in ("--override", s)))

@@ -54,14 +54,25 @@ class _Outcome:
     response: Any
     bytes: int
     errors: bool
+    # Per partition read: (topic, records from the fetch offset on, bytes), for the topic metrics.
+    sent: list[tuple[str, int, int]]
 
 
 def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
     outcome = _read_all(ctx, body, record_followers=True)
     if _done(body, outcome):
-        return outcome.response
+        return _answer(ctx, body, outcome)
     return _long_poll(ctx, body)
+
+
+def _answer(ctx: BrokerContext, body: Any, outcome: _Outcome) -> Any:
+    """The response that goes out; counted in the topic metrics."""
+    if ctx.metrics is not None:
+        topics, follower = ctx.metrics.topics, body.replica_id >= 0
+        for topic, messages, size in outcome.sent:
+            topics.record_fetch(topic, messages, size, follower=follower)
+    return outcome.response
 
 
 def _done(body: Any, outcome: _Outcome) -> bool:
@@ -76,9 +87,9 @@ async def _long_poll(ctx: BrokerContext, body: Any) -> Any:
         outcome = _read_all(ctx, body)
         remaining = deadline - loop.time()
         if _done(body, outcome) or remaining <= 0:
-            return outcome.response
+            return _answer(ctx, body, outcome)
         if not await ctx.replicas.purgatory.wait_for_append(keys, remaining):
-            return _read_all(ctx, body).response
+            return _answer(ctx, body, _read_all(ctx, body))
 
 
 def _read_all(ctx: BrokerContext, body: Any, *, record_followers: bool = False) -> _Outcome:
@@ -86,20 +97,25 @@ def _read_all(ctx: BrokerContext, body: Any, *, record_followers: bool = False) 
     total = 0
     errors = False
     topics = []
+    sent = []
     for topic in body.topics:
         partitions = []
         for wanted in topic.partitions:
-            data, size = _read_partition(ctx, body, topic.topic, wanted, budget - total, total == 0, record_followers)
+            data, size, messages = _read_partition(ctx, body, topic.topic, wanted, budget - total, total == 0,
+                                                   record_followers)
             total += size
             errors = errors or data.error_code != ErrorCode.NONE
             partitions.append(data)
+            if size:
+                sent.append((topic.topic, messages, size))
         topics.append(R.FetchableTopicResponse(topic=topic.topic, partitions=partitions))
-    return _Outcome(R(throttle_time_ms=0, error_code=0, session_id=0, responses=topics), total, errors)
+    return _Outcome(R(throttle_time_ms=0, error_code=0, session_id=0, responses=topics), total, errors, sent)
 
 
 def _read_partition(
     ctx: BrokerContext, body: Any, topic: str, wanted: Any, budget: int, first: bool, record_follower: bool
-) -> tuple[Any, int]:
+) -> tuple[Any, int, int]:
+    """The partition's data, its size in bytes and the records it holds from the fetch offset on."""
     index = wanted.partition
     follower_id = body.replica_id if body.replica_id >= 0 else None
     try:
@@ -113,9 +129,9 @@ def _read_partition(
             for_replica=follower_id is not None,
         )
     except OffsetOutOfRangeError as exc:
-        return _error(index, ErrorCode.OFFSET_OUT_OF_RANGE, exc.log_start, exc.log_end), 0
+        return _error(index, ErrorCode.OFFSET_OUT_OF_RANGE, exc.log_start, exc.log_end), 0, 0
     except Exception as exc:
-        return _error(index, error_code_for(exc, where="fetch")), 0
+        return _error(index, error_code_for(exc, where="fetch")), 0, 0
     high_watermark = read.high_watermark
     if follower_id is not None and record_follower:
         _record_follower_fetch(ctx, partition, follower_id, wanted, leader_end_offset)
@@ -136,7 +152,8 @@ def _read_partition(
         aborted_transactions=_aborted(read.aborted_transactions, body.isolation_level),
         records=records,
     )
-    return data, fetched.size
+    messages = max(0, fetched.last_offset + 1 - wanted.fetch_offset) if fetched.size else 0
+    return data, fetched.size, messages
 
 
 def _unknown_follower(partition: Partition, follower_id: int, current_leader_epoch: int) -> KafkaError:

@@ -66,6 +66,8 @@ def _append(ctx: BrokerContext, acks: int, topic: str, index: int, records: Any)
         return ProducePartitionStatus(topic, index, error_code_for(exc, where="produce"))
     if not result.duplicate:
         ctx.replicas.notify_append(partition)
+        if ctx.metrics is not None:
+            ctx.metrics.topics.record_produce(topic, result.last_offset - result.base_offset + 1, len(records))
     return ProducePartitionStatus(
         topic,
         index,
