@@ -28,6 +28,7 @@ from broker_core.config.definitions import (
     at_least,
 )
 from broker_core.config.listeners import check_listener_list, check_protocol_map
+from broker_core.config.security_properties import SECURITY_DEFINITIONS
 from broker_core.config.zookeeper import CONNECT_FORMAT, check_zookeeper_connect
 
 BOOLEAN = PropertyType.BOOLEAN
@@ -448,6 +449,7 @@ _DEFINITIONS = (
         at_least(1),
     ),
     _p("metadata.log.dir", STRING, None, "Directory of the embedded metadata store; defaults to the first log dir."),
+    *SECURITY_DEFINITIONS,
 )
 
 BROKER_PROPERTIES: Mapping[str, PropertyDef] = MappingProxyType({d.name: d for d in _DEFINITIONS})

@@ -47,6 +47,8 @@ from broker_core.coordinator.group import GroupConfig, GroupCoordinator
 from broker_core.coordinator.leadership_listener import CoordinatorLeadershipListener
 from broker_core.coordinator.scheduler import LoopScheduler
 from broker_core.coordinator.transaction import TransactionCoordinator, TransactionStateManager, TxnConfig
+from broker_core.security.credentials import FileScramCredentialStore, ZkScramCredentialStore
+from broker_core.security.principal import NoMatchingRuleError
 from broker_core.server.cluster_membership import ClusterMembership
 from broker_core.server.connection import ClientConnection
 from broker_core.server.context import BrokerContext
@@ -64,7 +66,7 @@ from broker_core.server.producer_ids import ProducerIdManager
 from broker_core.server.purgatory import FetchPurgatory
 from broker_core.server.replica_manager import ReplicaManager
 from broker_core.server.replica_state_changes import ReplicaStateChanges
-from broker_core.server.socket_server import SocketServer
+from broker_core.server.socket_server import SocketServer, connection_security
 from broker_core.server.topic_admin import EmbeddedTopicAdmin
 from broker_core.server.topic_manager import TopicManager
 from broker_core.server.txn_marker_channel import TxnMarkerChannel
@@ -90,7 +92,7 @@ def wall_clock_ms() -> int:
 
 class Broker:
     def __init__(self, config: BrokerConfig, *, clock: Callable[[], int] = wall_clock_ms) -> None:
-        self._socket_server = SocketServer(config, self._on_connection)
+        self._socket_server = SocketServer(config, self._on_connection, clock=clock)
         self.cluster_mode = config.zookeeper_connect is not None
         if self.cluster_mode and not (config.is_set("broker.id") or config.is_set("node.id")):
             raise ConfigError("is required when zookeeper.connect is set: each broker of a cluster needs its own id",
@@ -119,6 +121,11 @@ class Broker:
         self._serving = False
 
     @property
+    def failed_authentications(self) -> int:
+        """SASL authentications that failed since the broker started."""
+        return self._socket_server.authentications.failed
+
+    @property
     def bound_port(self) -> int | None:
         """The port the first listener bound (None before :meth:`start`)."""
         return self._socket_server.first_port
@@ -142,6 +149,11 @@ class Broker:
         else:
             config.metadata_dir.mkdir(parents=True, exist_ok=True)
             self.store = LocalMetadataStore.in_directory(config.metadata_dir)
+        # SCRAM users: ZooKeeper's /config/users in a cluster, a file beside the embedded metadata store.
+        self.credentials = (ZkScramCredentialStore(self.membership.session) if self.membership is not None
+                            else FileScramCredentialStore(config.metadata_dir))
+        for security in self._socket_server.security.values():
+            security.credentials = self.credentials
         default_log_config = LogConfig(**to_log_config_kwargs(config))
         log_manager = LogManager(
             list(config.log_dirs), default_log_config, clock=self._clock,
@@ -396,9 +408,16 @@ class Broker:
 
     async def _on_connection(self, listener_name: str, reader: asyncio.StreamReader,
                              writer: asyncio.StreamWriter) -> None:
+        try:
+            security = connection_security(self._socket_server.security[listener_name], writer)
+        except NoMatchingRuleError as exc:
+            logger.info("closing a TLS connection on listener %s: %s", listener_name, exc)
+            writer.close()
+            return
         connection = ClientConnection(
             reader, writer, self._dispatcher, listener_name=listener_name, versions=self._versions,
             max_request_size=self.config.get_int("socket.request.max.bytes"), memory_pool=self._memory_pool,
+            **security,
         )
         task = asyncio.current_task()
         self._connections[task] = connection

@@ -10,8 +10,9 @@ wrong length, so these ranges end below each API's first flexible version.
 Low ends stay low on purpose: librdkafka before 2.11.1 checks that specific
 old versions are inside a range and otherwise falls back to the pre-0.11
 message format, and kafka-python infers the broker's age from the Metadata
-range. SaslHandshake and SaslAuthenticate are absent until the server
-implements authentication.
+range. SaslHandshake 0-1 and SaslAuthenticate 0-2 (2 flexible: only clients
+that read tagged fields choose it) serve SASL listeners; other listeners
+answer them ILLEGAL_SASL_STATE.
 
 The cluster APIs are advertised in full, flexible versions included:
 
@@ -69,6 +70,7 @@ ADVERTISED_VERSIONS: Mapping[ApiKey, VersionRange] = MappingProxyType(
         ApiKey.SYNC_GROUP: VersionRange(0, 3),
         ApiKey.DESCRIBE_GROUPS: VersionRange(0, 4),
         ApiKey.LIST_GROUPS: VersionRange(0, 2),
+        ApiKey.SASL_HANDSHAKE: VersionRange(0, 1),
         ApiKey.API_VERSIONS: VersionRange(0, 2),
         ApiKey.CREATE_TOPICS: VersionRange(0, 4),
         ApiKey.DELETE_TOPICS: VersionRange(0, 3),
@@ -81,6 +83,7 @@ ADVERTISED_VERSIONS: Mapping[ApiKey, VersionRange] = MappingProxyType(
         ApiKey.WRITE_TXN_MARKERS: VersionRange(0, 1),
         ApiKey.TXN_OFFSET_COMMIT: VersionRange(0, 2),
         ApiKey.DESCRIBE_CONFIGS: VersionRange(0, 2),
+        ApiKey.SASL_AUTHENTICATE: VersionRange(0, 2),
         ApiKey.ALTER_CONFIGS: VersionRange(0, 1),
         ApiKey.CREATE_PARTITIONS: VersionRange(0, 1),
         ApiKey.DELETE_GROUPS: VersionRange(0, 1),

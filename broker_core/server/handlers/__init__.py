@@ -50,6 +50,8 @@ from broker_core.server.handlers import (
     offset_fetch,
     offset_for_leader_epoch,
     produce,
+    sasl_authenticate,
+    sasl_handshake,
     stop_replica,
     sync_group,
     txn_offset_commit,
@@ -61,6 +63,8 @@ from spate.protocol.connection import Request
 
 _HANDLERS: Mapping[ApiKey, Callable[[BrokerContext, Request], Any]] = {
     ApiKey.API_VERSIONS: api_versions.handle,
+    ApiKey.SASL_HANDSHAKE: sasl_handshake.handle,
+    ApiKey.SASL_AUTHENTICATE: sasl_authenticate.handle,
     ApiKey.METADATA: metadata.handle,
     ApiKey.PRODUCE: produce.handle,
     ApiKey.FETCH: fetch.handle,

@@ -102,3 +102,12 @@ def test_user_names_escape_comma_and_equals() -> None:
     assert decode_username("a=2Cb=3Dc") == "a,b=c"
     with pytest.raises(ScramFormatError):
         decode_username("a=2Db")
+
+
+def test_a_final_nonce_that_repeats_the_client_nonce_is_accepted_as_kafka_does() -> None:
+    # librdkafka before 2.1 sends client nonce + the combined nonce; Kafka checks only that it ends with the latter.
+    server = rfc_server()
+    server.evaluate(CLIENT_FIRST)
+    final = CLIENT_FINAL.replace(b"r=rOprNGfwEbeRWgbNEkqO%", b"r=rOprNGfwEbeRWgbNEkqOrOprNGfwEbeRWgbNEkqO%")
+    with pytest.raises(ScramAuthenticationError, match="proof"):  # the proof was computed over the RFC message
+        server.evaluate(final)
