@@ -251,7 +251,8 @@ class Broker:
             replicas=self.replicas, producer_ids=self._producer_ids,
             versions={key: span for key, span in ADVERTISED_VERSIONS.items() if key in apis}, clock=self._clock,
             metadata=view, admin=admin, group_coordinator=self._group_coordinator,
-            txn_coordinator=self._txn_coordinator, membership=self.membership, **cluster,
+            txn_coordinator=self._txn_coordinator, membership=self.membership, credentials=self.credentials,
+            **cluster,
         )
 
     def _listener_context(self, context: BrokerContext, view: StoreMetadataView | MetadataCache,

@@ -27,6 +27,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from spate.cli.common import command_group
 from spate.cli.errors import CliError
 
 DEFAULT_HOSTS = ("localhost", "127.0.0.1")
@@ -54,8 +55,7 @@ class CertificateFiles:
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    certs = commands.add_parser("certs", help="make TLS certificates for development")
-    actions = certs.add_subparsers(title="actions", metavar="ACTION")
+    actions = command_group(commands, "certs", "make TLS certificates for development")
     create = actions.add_parser("create", help="make a CA, a broker certificate and a client certificate",
                                 description="Write a development CA, a broker certificate (with the given host "
                                 "names) and a client certificate as PEM files.")
@@ -67,7 +67,6 @@ def register(commands: argparse._SubParsersAction) -> None:
     create.add_argument("--key-password", default=None, help="encrypt the private keys with this password")
     create.add_argument("--force", action="store_true", help="overwrite existing files")
     create.set_defaults(func=_run_create)
-    certs.set_defaults(func=lambda args: (certs.print_help(), 2)[1])
 
 
 def _run_create(args: argparse.Namespace) -> int:

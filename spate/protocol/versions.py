@@ -20,8 +20,9 @@ The cluster APIs are advertised in full, flexible versions included:
     UpdateMetadata 0-7 (6-7 flexible)    ControlledShutdown 0-3 (3 flexible)
     WriteTxnMarkers 0-1 (1 flexible)     ElectLeaders 0-2 (2 flexible)
     IncrementalAlterConfigs 0-1 (1 flexible)
-    AlterPartitionReassignments 0, ListPartitionReassignments 0 and
-    DescribeCluster 0-1 (every version flexible)
+    AlterPartitionReassignments 0, ListPartitionReassignments 0,
+    DescribeCluster 0-1, DescribeUserScramCredentials 0 and
+    AlterUserScramCredentials 0 (every version flexible)
 
 That is safe because a reply is always encoded at its request's version, so
 tagged fields reach only a client that chose a flexible version itself, and
@@ -29,7 +30,7 @@ no client with the tag-skipping fault chooses one here: LeaderAndIsr,
 StopReplica, UpdateMetadata, ControlledShutdown and WriteTxnMarkers are sent
 by brokers and the controller only; librdkafka sends IncrementalAlterConfigs
 from 2.2.0 and ElectLeaders from 2.6.0, and none of the other APIs; the last
-three have no non-flexible version in Kafka, so every client of them reads
+five have no non-flexible version in Kafka, so every client of them reads
 tagged fields.
 """
 
@@ -93,5 +94,7 @@ ADVERTISED_VERSIONS: Mapping[ApiKey, VersionRange] = MappingProxyType(
         ApiKey.LIST_PARTITION_REASSIGNMENTS: VersionRange(0, 0),
         ApiKey.OFFSET_DELETE: VersionRange(0, 0),
         ApiKey.DESCRIBE_CLUSTER: VersionRange(0, 1),
+        ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: VersionRange(0, 0),
+        ApiKey.ALTER_USER_SCRAM_CREDENTIALS: VersionRange(0, 0),
     }
 )
