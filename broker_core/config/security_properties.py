@@ -71,6 +71,9 @@ SECURITY_DEFINITIONS = (
     _p("connections.max.reauth.ms", _LONG, 0,
        "A SASL session lasts this long before the client must re-authenticate; 0 never expires.",
        Range(0, LONG_MAX)),
+    _p("connection.failed.authentication.delay.ms", _INT, 100,
+       "How long a failed authentication waits before its answer and the close (slows password guessing).",
+       Range(0, None)),
     _p("sasl.server.max.receive.size", _INT, 524288, "Largest request accepted before authentication.",
        Range(1, None)),
 )

@@ -56,6 +56,7 @@ class ListenerSecurity:
     principal_mapper: SslPrincipalMapper | None = None
     mechanisms: tuple[str, ...] = ()
     reauth_ms: int = 0
+    failed_delay_ms: int = 100
     # PLAIN's users from the listener's JAAS entry (user_<name>="<password>").
     plain_users: Mapping[str, str] = field(default_factory=dict)
     credentials: ScramCredentialStore | None = None
@@ -114,6 +115,7 @@ def listener_security(config: BrokerConfig, listener: Listener, clock: Callable[
         mechanisms = listener_value(values, name, "sasl.enabled.mechanisms") or ()
         security.mechanisms = tuple(mechanisms)  # type: ignore[arg-type]
         security.reauth_ms = int(listener_value(values, name, "connections.max.reauth.ms") or 0)
+        security.failed_delay_ms = int(config.get_int("connection.failed.authentication.delay.ms"))
         if "PLAIN" in security.mechanisms:
             security.plain_users = _plain_users(values, name)
     return security

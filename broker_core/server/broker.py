@@ -48,6 +48,7 @@ from broker_core.coordinator.leadership_listener import CoordinatorLeadershipLis
 from broker_core.coordinator.scheduler import LoopScheduler
 from broker_core.coordinator.transaction import TransactionCoordinator, TransactionStateManager, TxnConfig
 from broker_core.security.credentials import FileScramCredentialStore, ZkScramCredentialStore
+from broker_core.security.inter_broker import InterBrokerSecurity
 from broker_core.security.principal import NoMatchingRuleError
 from broker_core.server.cluster_membership import ClusterMembership
 from broker_core.server.connection import ClientConnection
@@ -291,7 +292,8 @@ class Broker:
             leader = leader_of(view, tp.topic, tp.partition)
             return None if leader is None else (leader.broker_id, leader.host, leader.port)
 
-        self._marker_channel = TxnMarkerChannel(client_id=f"broker-{self.config.node_id}-txn-markers")
+        self._marker_channel = TxnMarkerChannel(client_id=f"broker-{self.config.node_id}-txn-markers",
+                                                security=InterBrokerSecurity.from_config(self.config))
         markers = BrokerMarkerWriter(
             replicas=self.replicas,
             partition_exists=partition_exists,

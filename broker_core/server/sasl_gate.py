@@ -4,7 +4,9 @@ itself and decides what else may pass.
 Before authentication only ApiVersions and the SASL requests pass; anything
 else closes the connection, as Kafka does. A failed authentication is
 answered (SASL_AUTHENTICATION_FAILED with a message), counted, logged without
-credentials, and the connection closes once the answer is sent. After a
+credentials, and held back ``connection.failed.authentication.delay.ms``
+(100 ms) to slow password guessing; the connection closes once the answer is
+sent. After a
 SaslHandshake v0 the client sends raw SASL tokens in bare frames
 (:meth:`SaslGate.answer_token`). After ``connections.max.reauth.ms`` without
 re-authentication, the next other request closes the connection.
@@ -47,7 +49,8 @@ class GateReply:
 
 class SaslGate:
     def __init__(self, authenticator: SaslServerAuthenticator, counters: AuthenticationCounters, peer: str,
-                 listener_name: str) -> None:
+                 listener_name: str, failed_delay_ms: int = 0) -> None:
+        self._failed_delay_s = failed_delay_ms / 1000
         self.authenticator = authenticator
         self._counters = counters
         self._peer = peer
@@ -81,7 +84,7 @@ class SaslGate:
                 close = body.error_code != ErrorCode.NONE and auth.state == SaslState.FAILED
             else:
                 outcome = await asyncio.to_thread(auth.authenticate, request.body.auth_bytes)
-                self._record(outcome.error_code)
+                await self._record(outcome.error_code)
                 body, close = sasl_authenticate.response(outcome), outcome.close
         except IllegalSaslStateError as exc:
             logger.info("closing %s on listener %s: %s", self._peer, self._listener, exc)
@@ -91,12 +94,12 @@ class SaslGate:
     async def answer_token(self, token: bytes) -> GateReply:
         """After SaslHandshake v0: a raw token in, a raw (size-prefixed) challenge out; a failure just closes."""
         outcome = await asyncio.to_thread(self.authenticator.authenticate, token)
-        self._record(outcome.error_code)
+        await self._record(outcome.error_code)
         if outcome.close:
             return GateReply(b"", close=True)
         return GateReply(struct.pack(">i", len(outcome.auth_bytes)) + outcome.auth_bytes)
 
-    def _record(self, error: ErrorCode) -> None:
+    async def _record(self, error: ErrorCode) -> None:
         auth = self.authenticator
         if error == ErrorCode.NONE:
             if auth.state == SaslState.COMPLETE:
@@ -107,3 +110,5 @@ class SaslGate:
         self._counters.failed += 1
         logger.info("failed authentication from %s with %s on listener %s: %s", self._peer, auth.mechanism,
                     self._listener, auth.failure_reason)
+        # connection.failed.authentication.delay.ms: the answer, and the close, come late.
+        await asyncio.sleep(self._failed_delay_s)

@@ -179,8 +179,9 @@ def connection_security(security: ListenerSecurity, writer: asyncio.StreamWriter
     """What a connection on this listener is given: its SASL gate, its TLS principal, whether sendfile works."""
     peer = writer.get_extra_info("peername")
     authenticator = security.new_authenticator()
-    gate = None if authenticator is None else SaslGate(authenticator, security.counters, str(peer),
-                                                       security.listener_name)
+    address = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+    gate = None if authenticator is None else SaslGate(authenticator, security.counters, address,
+                                                       security.listener_name, security.failed_delay_ms)
     return {  # the principal first: a certificate no mapping rule matches raises NoMatchingRuleError
         "principal": security.tls_principal(writer.get_extra_info("ssl_object")),
         "gate": gate,

@@ -90,7 +90,9 @@ def test_a_request_before_authentication_closes_the_connection(secure: SecureBro
 
 def test_a_wrong_password_is_answered_then_nothing_else_is_served(secure: SecureBroker) -> None:
     wire = Wire(secure.address("SASL_PLAINTEXT"))
+    started = time.monotonic()
     response = plain_login(wire, f"\0{ALICE[0]}\0wrong".encode())
+    assert time.monotonic() - started >= 0.09  # connection.failed.authentication.delay.ms (100)
     assert response.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
     assert "invalid credentials" in response.error_message and "wrong" not in response.error_message
     with pytest.raises((ConnectionError, OSError)):

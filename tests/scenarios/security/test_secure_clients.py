@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import subprocess
+import time
 import uuid
 from typing import Any
 
@@ -171,3 +172,46 @@ def test_kcat(secure: SecureBroker, case: tuple) -> None:
 
     kcat("-P", "-t", name, stdin=lines)
     assert kcat("-C", "-t", name, "-o", "beginning", "-e", "-q") == lines
+
+
+def spate_settings(secure: SecureBroker, case: tuple) -> dict[str, Any]:
+    """Spate's client: Kafka's client property names with underscores."""
+    _, listener, protocol, mechanism, credentials, client_cert = case
+    settings: dict[str, Any] = {"security_protocol": protocol}
+    if protocol.endswith("SSL"):
+        settings["ssl_truststore_location"] = str(secure.certs.ca)
+    if client_cert:
+        settings["ssl_keystore_location"] = str(secure.certs.client_keystore)
+    if mechanism:
+        settings.update({"sasl_mechanism": mechanism, "sasl_username": credentials[0],
+                         "sasl_password": credentials[1]})
+    return settings
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_spate_client(secure: SecureBroker, case: tuple) -> None:
+    from spate import Consumer, Producer
+
+    name, settings = topic(), spate_settings(secure, case)
+    address = secure.address(case[1])
+    with Producer(address, **settings) as producer:
+        for value in RECORDS:
+            producer.send(name, value=value)
+        producer.flush(30)
+    received: list[bytes] = []
+    with Consumer(address, group_id=f"g-{name}", auto_offset_reset="earliest", **settings) as consumer:
+        consumer.subscribe([name])
+        deadline = time.monotonic() + 30
+        while len(received) < len(RECORDS) and time.monotonic() < deadline:
+            received.extend(record.value for record in consumer.poll(timeout_ms=500))
+    assert received == RECORDS
+
+
+def test_spate_client_with_a_wrong_password_gets_a_clean_error(secure: SecureBroker) -> None:
+    from spate import Admin, KafkaError
+
+    with pytest.raises(KafkaError) as raised:
+        with Admin(secure.address("SASL_PLAINTEXT"), security_protocol="SASL_PLAINTEXT", sasl_mechanism="SCRAM-SHA-512",
+                   sasl_username=BOB[0], sasl_password="wrong", default_api_timeout_ms=10000) as admin:
+            admin.list_topics()
+    assert "SASL_AUTHENTICATION_FAILED" in str(raised.value) or "invalid credentials" in str(raised.value)
