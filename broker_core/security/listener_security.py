@@ -57,6 +57,7 @@ class ListenerSecurity:
     mechanisms: tuple[str, ...] = ()
     reauth_ms: int = 0
     failed_delay_ms: int = 100
+    max_receive_size: int = 524288
     # PLAIN's users from the listener's JAAS entry (user_<name>="<password>").
     plain_users: Mapping[str, str] = field(default_factory=dict)
     credentials: ScramCredentialStore | None = None
@@ -116,6 +117,7 @@ def listener_security(config: BrokerConfig, listener: Listener, clock: Callable[
         security.mechanisms = tuple(mechanisms)  # type: ignore[arg-type]
         security.reauth_ms = int(listener_value(values, name, "connections.max.reauth.ms") or 0)
         security.failed_delay_ms = int(config.get_int("connection.failed.authentication.delay.ms"))
+        security.max_receive_size = int(listener_value(values, name, "sasl.server.max.receive.size") or 524288)
         if "PLAIN" in security.mechanisms:
             security.plain_users = _plain_users(values, name)
     return security

@@ -122,6 +122,11 @@ class Broker:
         self._serving = False
 
     @property
+    def open_connections(self) -> list[ClientConnection]:
+        """The client connections served now, each with its listener, peer and principal."""
+        return list(self._connections.values())
+
+    @property
     def failed_authentications(self) -> int:
         """SASL authentications that failed since the broker started."""
         return self._socket_server.authentications.failed

@@ -85,6 +85,9 @@ class ClientConnection:
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
         client_host = peer[0] if isinstance(peer, tuple) else ""
         self._codec = ServerConnection(max_request_size=max_request_size, versions=versions, client_host=client_host)
+        self._max_request_size = max_request_size
+        if gate is not None:  # until authenticated: sasl.server.max.receive.size
+            self._codec.limit_request_size(min(max_request_size, gate.max_receive_size))
         self._pending: asyncio.Queue[tuple[Request | None, Any] | None] = asyncio.Queue(MAX_IN_FLIGHT_PER_CONNECTION)
         self._tasks: tuple[asyncio.Task[None], ...] = ()
         self._reading = True
@@ -192,6 +195,8 @@ class ClientConnection:
                         break
                     if not await self._send_inline(await gate.answer_token(token)):
                         return
+                    if gate.principal is not None:
+                        codec.limit_request_size(self._max_request_size)
                     continue
                 try:
                     request = codec.next_request()
@@ -220,6 +225,8 @@ class ClientConnection:
                     if request.api_key in (ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE):
                         if not await self._send_inline(await gate.answer(request)):
                             return
+                        if gate.principal is not None:
+                            codec.limit_request_size(self._max_request_size)
                         continue
                 if self._reserved:  # the frame whose size was taken before it was complete
                     self._reserved = 0

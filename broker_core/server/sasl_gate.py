@@ -9,7 +9,10 @@ credentials, and held back ``connection.failed.authentication.delay.ms``
 sent. After a
 SaslHandshake v0 the client sends raw SASL tokens in bare frames
 (:meth:`SaslGate.answer_token`). After ``connections.max.reauth.ms`` without
-re-authentication, the next other request closes the connection.
+re-authentication, the next other request closes the connection. Until
+authenticated, a frame above ``sasl.server.max.receive.size`` (512 KiB)
+closes the connection, so an unauthenticated client cannot make the broker
+take a large request.
 
 Credential lookups may block (ZooKeeper, PBKDF2 for PLAIN against SCRAM
 credentials), so each exchange step runs in a worker thread; the connection's
@@ -49,8 +52,10 @@ class GateReply:
 
 class SaslGate:
     def __init__(self, authenticator: SaslServerAuthenticator, counters: AuthenticationCounters, peer: str,
-                 listener_name: str, failed_delay_ms: int = 0) -> None:
+                 listener_name: str, failed_delay_ms: int = 0, max_receive_size: int = 524288) -> None:
         self._failed_delay_s = failed_delay_ms / 1000
+        # sasl.server.max.receive.size: the largest frame the connection takes before authentication.
+        self.max_receive_size = max_receive_size
         self.authenticator = authenticator
         self._counters = counters
         self._peer = peer

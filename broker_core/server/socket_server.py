@@ -181,7 +181,8 @@ def connection_security(security: ListenerSecurity, writer: asyncio.StreamWriter
     authenticator = security.new_authenticator()
     address = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
     gate = None if authenticator is None else SaslGate(authenticator, security.counters, address,
-                                                       security.listener_name, security.failed_delay_ms)
+                                                       security.listener_name, security.failed_delay_ms,
+                                                       security.max_receive_size)
     return {  # the principal first: a certificate no mapping rule matches raises NoMatchingRuleError
         "principal": security.tls_principal(writer.get_extra_info("ssl_object")),
         "gate": gate,

@@ -168,3 +168,23 @@ def test_librdkafka_re_authenticates_on_its_own(secure: SecureBroker) -> None:
     producer.produce("reauth", b"v")
     assert producer.flush(15) == 0
     assert secure.process.log_path.read_text().count(expired) == closed_before
+
+
+def test_a_large_frame_before_authentication_closes_the_connection(secure: SecureBroker) -> None:
+    wire = Wire(secure.address("SASL_PLAINTEXT"))
+    wire.sock.sendall(struct.pack(">i", 100 * 1024 * 1024) + b"\x00" * 64)  # announces 100 MB
+    assert wire.closed_by_peer()
+    wire.close()
+    healthy = Wire(secure.address("SASL_PLAINTEXT"))
+    assert plain_login(healthy).error_code == ErrorCode.NONE
+    healthy.close()
+
+
+def test_after_authentication_large_requests_are_accepted_again(secure: SecureBroker) -> None:
+    wire = Wire(secure.address("SASL_PLAINTEXT"))
+    assert plain_login(wire).error_code == ErrorCode.NONE
+    many_topics = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=f"t{i:06d}-" + "x" * 200)
+                                          for i in range(3000)], allow_auto_topic_creation=False)
+    assert len(many_topics.topics) == 3000  # about 640 KB, above sasl.server.max.receive.size
+    assert len(wire.call(ApiKey.METADATA, 4, many_topics).topics) == 3000
+    wire.close()
