@@ -92,8 +92,9 @@ class SaslGate:
                 await self._record(outcome.error_code)
                 body, close = sasl_authenticate.response(outcome), outcome.close
         except IllegalSaslStateError as exc:
+            # Kafka answers ILLEGAL_SASL_STATE, then closes.
             logger.info("closing %s on listener %s: %s", self._peer, self._listener, exc)
-            return GateReply(b"", close=True)
+            body, close = sasl_handshake.illegal_state(request, str(exc)), True
         return GateReply(encode_response(header.correlation_id, request.api_key, request.api_version, body), close)
 
     async def answer_token(self, token: bytes) -> GateReply:

@@ -188,3 +188,11 @@ def test_after_authentication_large_requests_are_accepted_again(secure: SecureBr
     assert len(many_topics.topics) == 3000  # about 640 KB, above sasl.server.max.receive.size
     assert len(wire.call(ApiKey.METADATA, 4, many_topics).topics) == 3000
     wire.close()
+
+
+def test_sasl_authenticate_before_a_handshake_is_an_illegal_state_and_closes(secure: SecureBroker) -> None:
+    wire = Wire(secure.address("SASL_PLAINTEXT"))
+    response = wire.call(ApiKey.SASL_AUTHENTICATE, 1, SaslAuthenticateRequest(auth_bytes=PLAIN_ALICE))
+    assert response.error_code == ErrorCode.ILLEGAL_SASL_STATE
+    assert wire.closed_by_peer()
+    wire.close()
