@@ -196,3 +196,21 @@ def test_sasl_authenticate_before_a_handshake_is_an_illegal_state_and_closes(sec
     assert response.error_code == ErrorCode.ILLEGAL_SASL_STATE
     assert wire.closed_by_peer()
     wire.close()
+
+
+def test_sasl_authenticate_v2_is_flexible_and_carries_the_session_lifetime(secure: SecureBroker) -> None:
+    wire = Wire(secure.address("REAUTH"))
+    response = plain_login(wire, version=2)
+    assert response.error_code == ErrorCode.NONE and response.session_lifetime_ms == REAUTH_MS
+    wire.close()
+
+
+def test_describe_configs_hides_secrets(secure: SecureBroker) -> None:
+    from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
+
+    admin = AdminClient({"bootstrap.servers": secure.address("PLAINTEXT")})
+    resource = ConfigResource(ResourceType.BROKER, "0")
+    entries = admin.describe_configs([resource])[resource].result(15)
+    for name in ("ssl.key.password", "sasl.jaas.config", "ssl.keystore.key"):
+        assert entries[name].is_sensitive and entries[name].value is None, name
+    assert entries["ssl.keystore.location"].value == str(secure.certs.broker_keystore)
