@@ -27,6 +27,7 @@ from urllib.parse import quote, unquote
 
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
+from broker_core.cluster.errors import MetadataStoreFileError
 from broker_core.cluster.zk.client import ZkSession
 from broker_core.cluster.zk.znodes.configs import (
     ConfigChangeNotificationZNode,
@@ -69,8 +70,12 @@ class FileScramCredentialStore:
             data = json.loads(self._path.read_text())
         except FileNotFoundError:
             return {}
-        users = data.get("users", {}) if isinstance(data, dict) else {}
-        return {str(user): dict(entries) for user, entries in users.items()}
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise MetadataStoreFileError(self._path, f"cannot read the SCRAM credentials: {exc}") from None
+        users = data.get("users") if isinstance(data, dict) else None
+        if not isinstance(users, dict) or not all(isinstance(e, dict) for e in users.values()):
+            raise MetadataStoreFileError(self._path, "corrupt: expected {\"version\":1,\"users\":{...}}")
+        return {str(user): {str(k): str(v) for k, v in entries.items()} for user, entries in users.items()}
 
     def get(self, user: str, mechanism: ScramMechanism) -> ScramCredential | None:
         text = self._users.get(user, {}).get(mechanism.name)

@@ -8,6 +8,7 @@ from typing import Iterator
 
 import pytest
 
+from broker_core.cluster.errors import MetadataStoreFileError
 from broker_core.cluster.zk.client import ZkSession
 from broker_core.security.credentials import (
     CREDENTIALS_FILE_NAME,
@@ -62,3 +63,10 @@ def test_zookeeper_holds_kafkas_layout_and_a_change_notification(session: ZkSess
     notifications = session.get_children("/config/changes")
     entities = [json.loads(session.get(f"/config/changes/{name}")[0])["entity_path"] for name in notifications]
     assert "users/bob" in entities
+
+
+@pytest.mark.parametrize("content", ["{not json", '{"version": 1, "users": []}'])
+def test_a_damaged_credentials_file_is_reported_naming_it(tmp_path: Path, content: str) -> None:
+    (tmp_path / CREDENTIALS_FILE_NAME).write_text(content)
+    with pytest.raises(MetadataStoreFileError, match=CREDENTIALS_FILE_NAME):
+        FileScramCredentialStore(tmp_path)
