@@ -24,6 +24,7 @@ from broker_core.config.definitions import ConfigValue, InvalidValue, PropertyDe
 from broker_core.config.errors import ConfigError
 from broker_core.config.listeners import Listener, parse_protocol_map, resolve_listeners
 from broker_core.config.properties_file import read_properties_file
+from broker_core.config.security_properties import listener_property_base
 from broker_core.config.zookeeper import ZkConnectString, parse_zookeeper_connect
 from spate.protocol.messages.describe_configs import ConfigSource
 
@@ -239,6 +240,8 @@ def _build(settings: Iterable[_Setting], *, path: Path | None) -> BrokerConfig:
     values: dict[str, ConfigValue] = {name: d.default for name, d in BROKER_PROPERTIES.items()}
     for key, setting in latest.items():
         definition = BROKER_PROPERTIES.get(key)
+        if definition is None and (base := listener_property_base(key)) is not None:
+            definition = BROKER_PROPERTIES[base]  # a listener.name.<l>. override, parsed as its property
         if definition is None:
             raise setting.error(f"unknown broker property{_suggestion(key, BROKER_PROPERTIES)}")
         values[key] = _parse_setting(definition, setting)

@@ -28,6 +28,7 @@ from broker_core.config.definitions import (
     at_least,
 )
 from broker_core.config.listeners import check_listener_list, check_protocol_map
+from broker_core.config.security_properties import SECURITY_DEFINITIONS
 from broker_core.config.zookeeper import CONNECT_FORMAT, check_zookeeper_connect
 from broker_core.metrics.listener_address import FORMAT as METRICS_LISTENER_FORMAT
 from broker_core.metrics.listener_address import PROPERTY as METRICS_LISTENER
@@ -487,6 +488,7 @@ _DEFINITIONS = (
         "Where GET /metrics (Prometheus text format) is served, as http://host:port; unset turns it off.",
         _METRICS_LISTENER,
     ),
+    *SECURITY_DEFINITIONS,
 )
 
 BROKER_PROPERTIES: Mapping[str, PropertyDef] = MappingProxyType({d.name: d for d in _DEFINITIONS})

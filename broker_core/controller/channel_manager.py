@@ -21,6 +21,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from broker_core.security.inter_broker import PLAINTEXT, InterBrokerSecurity
 from spate.protocol import ClientConnection, ProtocolError
 
 logger = logging.getLogger(__name__)
@@ -47,7 +48,9 @@ class _Queued:
 class _SenderThread(threading.Thread):
     """Delivers one broker's requests in order, reconnecting as needed."""
 
-    def __init__(self, endpoint: BrokerEndpoint, *, client_id: str, timeout_s: float, backoff_s: float) -> None:
+    def __init__(self, endpoint: BrokerEndpoint, *, client_id: str, timeout_s: float, backoff_s: float,
+                 security: InterBrokerSecurity = PLAINTEXT) -> None:
+        self._security = security
         super().__init__(name=f"controller-to-broker-{endpoint.broker_id}", daemon=True)
         self.endpoint = endpoint
         self.requests: queue.Queue[Any] = queue.Queue()
@@ -98,7 +101,7 @@ class _SenderThread(threading.Thread):
 
     def _round_trip(self, item: _Queued) -> Any:
         if self._sock is None:
-            self._sock = socket.create_connection((self.endpoint.host, self.endpoint.port), timeout=self._timeout_s)
+            self._sock = self._security.connect(self.endpoint.host, self.endpoint.port, timeout=self._timeout_s)
             self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._connection = ClientConnection(self._client_id)
         connection = self._connection
@@ -126,8 +129,10 @@ class _SenderThread(threading.Thread):
 class ControllerChannelManager:
     """Per-broker request queues of the active controller."""
 
-    def __init__(self, *, controller_id: int, timeout_s: float = 30.0, backoff_s: float = 0.1) -> None:
+    def __init__(self, *, controller_id: int, timeout_s: float = 30.0, backoff_s: float = 0.1,
+                 security: InterBrokerSecurity = PLAINTEXT) -> None:
         self._client_id = f"controller-{controller_id}"
+        self._security = security
         self._timeout_s = timeout_s
         self._backoff_s = backoff_s
         self._senders: dict[int, _SenderThread] = {}
@@ -142,7 +147,8 @@ class ControllerChannelManager:
             if current is not None:
                 current.stop()
             sender = _SenderThread(
-                endpoint, client_id=self._client_id, timeout_s=self._timeout_s, backoff_s=self._backoff_s
+                endpoint, client_id=self._client_id, timeout_s=self._timeout_s, backoff_s=self._backoff_s,
+                security=self._security,
             )
             self._senders[endpoint.broker_id] = sender
             sender.start()

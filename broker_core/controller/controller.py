@@ -42,6 +42,7 @@ from broker_core.controller.replica_state_machine import ReplicaStateMachine
 from broker_core.controller.request_batch import ControllerRequestBatch
 from broker_core.controller.states import PartitionState, ReplicaState
 from broker_core.controller.topic_deletion import TopicDeletionManager
+from broker_core.security.inter_broker import InterBrokerSecurity
 from spate.protocol.errors import ErrorCode, KafkaError
 from spate.structs import TopicPartition
 
@@ -69,6 +70,7 @@ class KafkaController:
         self._channel = ControllerChannelManager(
             controller_id=self._broker_id,
             timeout_s=config.get_int("controller.socket.timeout.ms") / 1000,
+            security=InterBrokerSecurity.from_config(config),
         )
         self._batch = ControllerRequestBatch(self.context, self._channel, self._broker_id)
         self.partitions = PartitionStateMachine(

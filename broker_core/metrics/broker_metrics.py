@@ -11,7 +11,7 @@ every metrics call.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from prometheus_client import CollectorRegistry, generate_latest, start_http_server
 
@@ -27,13 +27,14 @@ from broker_core.metrics.request_metrics import RequestMetrics
 from broker_core.metrics.security_metrics import AuthenticationMetrics
 from broker_core.metrics.topic_metrics import BrokerTopicMetrics
 from broker_core.metrics.transaction_metrics import TransactionCollector
+from broker_core.security.listener_security import AuthenticationCounters
 
 
 class BrokerMetrics:
-    def __init__(self, listeners: Iterable[str] = ()) -> None:
+    def __init__(self, authentications: AuthenticationCounters | None = None) -> None:
         self.topics = BrokerTopicMetrics()
         self.requests = RequestMetrics()
-        self.authentication = AuthenticationMetrics(listeners)
+        self.authentication = AuthenticationMetrics(authentications or AuthenticationCounters())
         self.log_flush = LogFlushMetrics()
         self.event_loop = EventLoopIdle()
         self.registry = CollectorRegistry(auto_describe=False)

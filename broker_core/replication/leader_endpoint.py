@@ -26,6 +26,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from broker_core.security.inter_broker import PLAINTEXT, InterBrokerSecurity
 from spate.protocol import ApiKey, ClientConnection, ErrorCode, KafkaError, ProtocolError
 from spate.protocol.framing import SIZE_PREFIX, payload_size
 from spate.protocol.messages.fetch import FetchRequest
@@ -104,7 +105,9 @@ class FetchSettings:
 class RemoteLeaderEndpoint:
     """Requests to one leader over one connection, one at a time. Used on the broker's event loop only."""
 
-    def __init__(self, endpoint: BrokerEndpoint, *, node_id: int, client_id: str, settings: FetchSettings) -> None:
+    def __init__(self, endpoint: BrokerEndpoint, *, node_id: int, client_id: str, settings: FetchSettings,
+                 security: InterBrokerSecurity = PLAINTEXT) -> None:
+        self._security = security
         self.endpoint = endpoint
         self._node_id = node_id
         self._client_id = client_id
@@ -209,8 +212,8 @@ class RemoteLeaderEndpoint:
     async def _exchange(self, api_key: ApiKey, version: int, body: Any) -> Any:
         if self._writer is None:
             endpoint = self.endpoint
-            self._reader, self._writer = await asyncio.open_connection(endpoint.host, endpoint.port,
-                                                                       limit=_STREAM_LIMIT)
+            self._reader, self._writer = await self._security.open_connection(endpoint.host, endpoint.port,
+                                                                              limit=_STREAM_LIMIT)
             self._codec = ClientConnection(self._client_id)
         reader, writer, codec = self._reader, self._writer, self._codec
         _, frame = codec.send_request(api_key, version, body)

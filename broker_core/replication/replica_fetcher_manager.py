@@ -22,6 +22,7 @@ from broker_core.config.broker_config import BrokerConfig
 from broker_core.replication.fetch_state import InitialFetchState, PartitionFetchState
 from broker_core.replication.leader_endpoint import BrokerEndpoint, FetchSettings, RemoteLeaderEndpoint
 from broker_core.replication.replica_fetcher import LeaderClient, PartitionLookup, ReplicaFetcher
+from broker_core.security.inter_broker import PLAINTEXT, InterBrokerSecurity
 from spate.structs import TopicPartition
 
 logger = logging.getLogger(__name__)
@@ -37,6 +38,8 @@ class ReplicaFetcherConfig:
     num_fetchers: int = 1
     backoff_ms: int = 1000
     fetch: FetchSettings = FetchSettings()
+    # How fetchers connect: the inter-broker listener's security protocol and this broker's credentials.
+    security: InterBrokerSecurity = PLAINTEXT
 
     @classmethod
     def from_broker_config(cls, config: BrokerConfig) -> ReplicaFetcherConfig:
@@ -50,6 +53,7 @@ class ReplicaFetcherConfig:
                 partition_max_bytes=config.get_int("replica.fetch.max.bytes"),
                 request_timeout_ms=config.get_int("replica.socket.timeout.ms"),
             ),
+            security=InterBrokerSecurity.from_config(config),
         )
 
 
@@ -93,7 +97,7 @@ class ReplicaFetcherManager:
 
     def _remote_leader(self, endpoint: BrokerEndpoint, client_id: str) -> LeaderClient:
         return RemoteLeaderEndpoint(endpoint, node_id=self._node_id, client_id=client_id,
-                                    settings=self._config.fetch)
+                                    settings=self._config.fetch, security=self._config.security)
 
     # --- partitions ------------------------------------------------------------------------
 

@@ -50,6 +50,9 @@ from broker_core.coordinator.transaction import TransactionCoordinator, Transact
 from broker_core.metrics.broker_metrics import BrokerMetrics
 from broker_core.metrics.listener_address import PROPERTY as METRICS_LISTENER
 from broker_core.metrics.listener_address import parse_metrics_listener
+from broker_core.security.credentials import FileScramCredentialStore, ZkScramCredentialStore
+from broker_core.security.inter_broker import InterBrokerSecurity
+from broker_core.security.principal import NoMatchingRuleError
 from broker_core.server.cluster_membership import ClusterMembership
 from broker_core.server.connection import ClientConnection
 from broker_core.server.context import BrokerContext
@@ -68,7 +71,7 @@ from broker_core.server.producer_ids import ProducerIdManager
 from broker_core.server.purgatory import FetchPurgatory
 from broker_core.server.replica_manager import ReplicaManager
 from broker_core.server.replica_state_changes import ReplicaStateChanges
-from broker_core.server.socket_server import SocketServer
+from broker_core.server.socket_server import SocketServer, connection_security
 from broker_core.server.topic_admin import EmbeddedTopicAdmin
 from broker_core.server.topic_manager import TopicManager
 from broker_core.server.txn_marker_channel import TxnMarkerChannel
@@ -95,7 +98,7 @@ def wall_clock_ms() -> int:
 
 class Broker:
     def __init__(self, config: BrokerConfig, *, clock: Callable[[], int] = wall_clock_ms) -> None:
-        self._socket_server = SocketServer(config, self._on_connection)
+        self._socket_server = SocketServer(config, self._on_connection, clock=clock)
         self.cluster_mode = config.zookeeper_connect is not None
         if self.cluster_mode and not (config.is_set("broker.id") or config.is_set("node.id")):
             raise ConfigError("is required when zookeeper.connect is set: each broker of a cluster needs its own id",
@@ -123,10 +126,20 @@ class Broker:
         self._txn_state: TransactionStateManager | None = None
         # metrics.http.listener: GET /metrics, when set.
         self._metrics_listener = parse_metrics_listener(config.get_optional_str(METRICS_LISTENER))
-        self.metrics = BrokerMetrics(listener.name for listener in config.listeners) if self._metrics_listener else None
+        self.metrics = BrokerMetrics(self._socket_server.authentications) if self._metrics_listener else None
         self._registered = False
         self._log_cleaner: LogCleaner | None = None
         self._serving = False
+
+    @property
+    def open_connections(self) -> list[ClientConnection]:
+        """The client connections served now, each with its listener, peer and principal."""
+        return list(self._connections.values())
+
+    @property
+    def failed_authentications(self) -> int:
+        """SASL authentications that failed since the broker started."""
+        return self._socket_server.authentications.failed_total
 
     @property
     def bound_port(self) -> int | None:
@@ -156,6 +169,11 @@ class Broker:
         else:
             config.metadata_dir.mkdir(parents=True, exist_ok=True)
             self.store = LocalMetadataStore.in_directory(config.metadata_dir)
+        # SCRAM users: ZooKeeper's /config/users in a cluster, a file beside the embedded metadata store.
+        self.credentials = (ZkScramCredentialStore(self.membership.session) if self.membership is not None
+                            else FileScramCredentialStore(config.metadata_dir))
+        for security in self._socket_server.security.values():
+            security.credentials = self.credentials
         default_log_config = LogConfig(**to_log_config_kwargs(config))
         log_manager = LogManager(
             list(config.log_dirs), default_log_config, clock=self._clock,
@@ -272,7 +290,8 @@ class Broker:
             replicas=self.replicas, producer_ids=self._producer_ids,
             versions={key: span for key, span in ADVERTISED_VERSIONS.items() if key in apis}, clock=self._clock,
             metadata=view, admin=admin, group_coordinator=self._group_coordinator,
-            txn_coordinator=self._txn_coordinator, membership=self.membership, metrics=self.metrics, **cluster,
+            txn_coordinator=self._txn_coordinator, membership=self.membership, metrics=self.metrics,
+            credentials=self.credentials, **cluster,
         )
 
     def _listener_context(self, context: BrokerContext, view: StoreMetadataView | MetadataCache,
@@ -311,7 +330,8 @@ class Broker:
             leader = leader_of(view, tp.topic, tp.partition)
             return None if leader is None else (leader.broker_id, leader.host, leader.port)
 
-        self._marker_channel = TxnMarkerChannel(client_id=f"broker-{self.config.node_id}-txn-markers")
+        self._marker_channel = TxnMarkerChannel(client_id=f"broker-{self.config.node_id}-txn-markers",
+                                                security=InterBrokerSecurity.from_config(self.config))
         markers = BrokerMarkerWriter(
             replicas=self.replicas,
             partition_exists=partition_exists,
@@ -438,9 +458,16 @@ class Broker:
 
     async def _on_connection(self, listener_name: str, reader: asyncio.StreamReader,
                              writer: asyncio.StreamWriter) -> None:
+        try:
+            security = connection_security(self._socket_server.security[listener_name], writer)
+        except NoMatchingRuleError as exc:
+            logger.info("closing a TLS connection on listener %s: %s", listener_name, exc)
+            writer.close()
+            return
         connection = ClientConnection(
             reader, writer, self._dispatcher, listener_name=listener_name, versions=self._versions,
             max_request_size=self.config.get_int("socket.request.max.bytes"), memory_pool=self._memory_pool,
+            **security,
         )
         task = asyncio.current_task()
         self._connections[task] = connection

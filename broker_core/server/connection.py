@@ -5,7 +5,15 @@ queues them with the dispatcher; the writer sends responses strictly in
 request order, whatever order the handlers finish in. Records served from a
 log segment go out with ``sendfile`` straight from the file when the range
 is large; a small one is read and written with the rest of the response in
-one write, which costs less than setting up a ``sendfile``.
+one write, which costs less than setting up a ``sendfile``. On a TLS
+connection (``zero_copy`` off) every range is read with one ``pread`` into
+the response and encrypted from there: no copy beyond the one TLS needs.
+
+On a SASL listener a :class:`~broker_core.server.sasl_gate.SaslGate` sees
+every request first: it answers the SASL requests itself and closes the
+connection on anything not allowed yet. :attr:`ClientConnection.principal`
+is who the connection is (SASL user, TLS certificate subject, or
+``User:ANONYMOUS``), for authorization.
 
 A frame that cannot be parsed closes this connection only, as Kafka does;
 other connections are unaffected.
@@ -29,8 +37,10 @@ import logging
 from typing import Any, Mapping
 
 from broker_core.metrics.request_timing import clock, record_request
+from broker_core.security.principal import ANONYMOUS, KafkaPrincipal
 from broker_core.server.dispatch import RequestDispatcher
 from broker_core.server.memory_pool import MemoryPool
+from broker_core.server.sasl_gate import GateReply, SaslGate
 from broker_core.storage.fetch_slice import FetchSlice
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.connection import Request, ServerConnection, encode_response_parts
@@ -60,16 +70,25 @@ class ClientConnection:
         versions: Mapping[ApiKey, VersionRange],
         max_request_size: int,
         memory_pool: MemoryPool,
+        gate: SaslGate | None = None,
+        principal: KafkaPrincipal = ANONYMOUS,
+        zero_copy: bool = True,
     ) -> None:
         self._reader = reader
         self._writer = writer
         self._dispatcher = dispatcher
         self._pool = memory_pool
         self.listener_name = listener_name
+        self._gate = gate
+        self._transport_principal = principal
+        self._zero_copy = zero_copy
         peer = writer.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
         client_host = peer[0] if isinstance(peer, tuple) else ""
         self._codec = ServerConnection(max_request_size=max_request_size, versions=versions, client_host=client_host)
+        self._max_request_size = max_request_size
+        if gate is not None:  # until authenticated: sasl.server.max.receive.size
+            self._codec.limit_request_size(min(max_request_size, gate.max_receive_size))
         self._pending: asyncio.Queue[tuple[Request | None, Any] | None] = asyncio.Queue(MAX_IN_FLIGHT_PER_CONNECTION)
         self._tasks: tuple[asyncio.Task[None], ...] = ()
         self._reading = True
@@ -79,6 +98,13 @@ class ClientConnection:
         self.waiting_for_memory = False
         # Read by the idle check, which compares it between scans.
         self.requests_read = 0
+
+    @property
+    def principal(self) -> KafkaPrincipal:
+        """The authenticated principal (SASL's once it completed), else the TLS or anonymous one."""
+        if self._gate is not None and self._gate.principal is not None:
+            return self._gate.principal
+        return self._transport_principal
 
     @property
     def busy(self) -> bool:
@@ -163,6 +189,16 @@ class ClientConnection:
                 return
             codec.receive_data(data)
             while True:
+                gate = self._gate
+                if gate is not None and gate.expects_raw_token:
+                    token = codec.next_frame()  # raises FrameTooLargeError past the limit, caught below
+                    if token is None:
+                        break
+                    if not await self._send_inline(await gate.answer_token(token)):
+                        return
+                    if gate.principal is not None:
+                        codec.limit_request_size(self._max_request_size)
+                    continue
                 try:
                     request = codec.next_request()
                 except UnsupportedVersionError as exc:
@@ -182,12 +218,30 @@ class ClientConnection:
                 if request is None:
                     break
                 self.requests_read += 1
+                if gate is not None:
+                    refusal = gate.refusal(request)
+                    if refusal is not None:
+                        logger.info("closing %s on listener %s: %s", self.peer, self.listener_name, refusal)
+                        return
+                    if request.api_key in (ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE):
+                        if not await self._send_inline(await gate.answer(request)):
+                            return
+                        if gate.principal is not None:
+                            codec.limit_request_size(self._max_request_size)
+                        continue
                 if self._reserved:  # the frame whose size was taken before it was complete
                     self._reserved = 0
                 else:
                     pool.allocate(request.size)
                     self._held += request.size
                 await pending.put((request, await dispatcher.submit(request, self.listener_name)))
+
+    async def _send_inline(self, reply: GateReply) -> bool:
+        """Queue a reply the connection made itself; False when the connection must close after it."""
+        self._release_reserved()
+        if reply.data:
+            await self._pending.put((None, reply.data))
+        return not reply.close
 
     def _release_reserved(self) -> None:
         if self._reserved:
@@ -225,7 +279,7 @@ class ClientConnection:
                 for part in parts:
                     if not isinstance(part, FileRangeRef):
                         chunk.append(part)
-                    elif part.size < SENDFILE_MIN_BYTES:
+                    elif part.size < SENDFILE_MIN_BYTES or not self._zero_copy:
                         chunk.append(part.payload.read_bytes())
                     else:
                         self._writer.writelines(chunk)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Callable, Mapping
 from broker_core.config.broker_config import BrokerConfig
 from broker_core.coordinator.group.group_coordinator import GroupCoordinator
 from broker_core.coordinator.transaction.txn_coordinator import TransactionCoordinator
+from broker_core.security.credentials import ScramCredentialStore
 from broker_core.server.cluster_membership import ClusterMembership
 from broker_core.server.isr_manager import IsrManager
 from broker_core.server.metadata_view import MetadataView
@@ -48,3 +49,5 @@ class BrokerContext:
     isr_manager: IsrManager | None = None
     # Where the Produce and Fetch handlers count messages and bytes; None when metrics.http.listener is unset.
     metrics: BrokerMetrics | None = None
+    # SCRAM users (AlterUserScramCredentials / DescribeUserScramCredentials).
+    credentials: ScramCredentialStore | None = None

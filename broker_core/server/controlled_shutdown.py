@@ -22,6 +22,7 @@ from typing import Any, Awaitable, Callable
 
 from broker_core.cluster.metadata_store import BrokerRegistration
 from broker_core.config.broker_config import BrokerConfig
+from broker_core.security.inter_broker import InterBrokerSecurity
 from spate.protocol import ClientConnection, ProtocolError
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.errors import ErrorCode
@@ -45,6 +46,7 @@ class ControlledShutdown:
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     ) -> None:
         self._broker_id = config.node_id
+        self._security = InterBrokerSecurity.from_config(config)
         self._retries = config.get_int("controlled.shutdown.max.retries")
         self._backoff_s = config.get_int("controlled.shutdown.retry.backoff.ms") / 1000
         self._timeout_s = config.get_int("controller.socket.timeout.ms") / 1000
@@ -90,7 +92,7 @@ class ControlledShutdown:
         return True
 
     async def _ask(self, controller: BrokerRegistration) -> Any:
-        reader, writer = await asyncio.open_connection(controller.host, controller.port)
+        reader, writer = await self._security.open_connection(controller.host, controller.port)
         try:
             connection = ClientConnection(f"broker-{self._broker_id}-controlled-shutdown")
             body = ControlledShutdownRequest(broker_id=self._broker_id, broker_epoch=self._broker_epoch())

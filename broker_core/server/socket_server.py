@@ -5,8 +5,11 @@ connection knows the listener it arrived on, so its requests are answered
 with that listener's view of the cluster. What a broker registers is its
 advertised endpoints: ``advertised.listeners`` (else ``listeners``), with a
 wildcard host replaced by this machine's name and port 0 by the port the
-listener bound. Only PLAINTEXT listeners are served; any other security
-protocol is refused when the configuration is read.
+listener bound. Every security protocol is served: an SSL or SASL_SSL
+listener completes the TLS handshake (bounded by
+:data:`TLS_HANDSHAKE_TIMEOUT_S`) before the connection is handed over, and
+each listener's :class:`ListenerSecurity` (built, and so checked, when the
+server is made) says what its connections must do to authenticate.
 
 Binding happens before the broker registers (an ephemeral port must be known
 to be advertised); listening (with ``socket.listen.backlog.size``) and serving
@@ -26,31 +29,24 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import ssl
+import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
-from broker_core.cluster.endpoint import PLAINTEXT, EndPoint
+from broker_core.cluster.endpoint import EndPoint
 from broker_core.config.broker_config import BrokerConfig
-from broker_core.config.errors import ConfigError
 from broker_core.config.listeners import Listener
+from broker_core.security.listener_security import AuthenticationCounters, ListenerSecurity, listener_security
 from broker_core.server.connection_quotas import ConnectionLimits, ConnectionQuotas, TooManyConnectionsError
+from broker_core.server.sasl_gate import SaslGate
 
 logger = logging.getLogger(__name__)
 
 ConnectionHandler = Callable[[str, asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
-
-
-def plaintext_listeners(config: BrokerConfig) -> tuple[Listener, ...]:
-    """``listeners``, refusing security protocols this broker does not serve yet."""
-    listeners = config.listeners
-    for listener in listeners:
-        if listener.security_protocol != PLAINTEXT:
-            raise ConfigError(
-                f"listener {listener.name} uses security protocol {listener.security_protocol}, which is not "
-                "supported; use PLAINTEXT",
-                key="listeners",
-            )
-    return listeners
+TLS_HANDSHAKE_TIMEOUT_S = 10.0
+# Matches asyncio.open_connection's default.
+STREAM_LIMIT = 2**16
 
 
 @dataclass(frozen=True)
@@ -66,9 +62,15 @@ class BoundListener:
 
 class SocketServer:
     def __init__(self, config: BrokerConfig, on_connection: ConnectionHandler,
-                 quotas: ConnectionQuotas | None = None) -> None:
+                 quotas: ConnectionQuotas | None = None, *, clock: Callable[[], int] | None = None) -> None:
         self._config = config
-        self._listeners = plaintext_listeners(config)
+        self._listeners = config.listeners
+        self.authentications = AuthenticationCounters.for_listeners(listener.name for listener in self._listeners)
+        now_ms = clock or (lambda: time.time_ns() // 1_000_000)
+        self.security: dict[str, ListenerSecurity] = {
+            listener.name: listener_security(config, listener, now_ms, self.authentications)
+            for listener in self._listeners
+        }
         self._on_connection = on_connection
         self.quotas = quotas if quotas is not None else ConnectionQuotas(ConnectionLimits.from_config(config))
         self.backlog = config.get_int("socket.listen.backlog.size")
@@ -141,7 +143,7 @@ class SocketServer:
     async def _serve(self, listener_name: str, sock: socket.socket, counted: str) -> None:
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            reader, writer = await asyncio.open_connection(sock=sock)
+            reader, writer = await _open_stream(sock, self.security[listener_name].ssl_context)
             if not self.accepting:  # accepted just before the listeners closed
                 writer.transport.abort()
                 return
@@ -171,6 +173,34 @@ class SocketServer:
 
     def close(self) -> None:
         self.stop_accepting()
+
+
+def connection_security(security: ListenerSecurity, writer: asyncio.StreamWriter) -> dict[str, Any]:
+    """What a connection on this listener is given: its SASL gate, its TLS principal, whether sendfile works."""
+    peer = writer.get_extra_info("peername")
+    authenticator = security.new_authenticator()
+    address = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+    gate = None if authenticator is None else SaslGate(authenticator, security.counters, address,
+                                                       security.listener_name, security.failed_delay_ms,
+                                                       security.max_receive_size)
+    return {  # the principal first: a certificate no mapping rule matches raises NoMatchingRuleError
+        "principal": security.tls_principal(writer.get_extra_info("ssl_object")),
+        "gate": gate,
+        "zero_copy": not security.uses_tls,
+    }
+
+
+async def _open_stream(sock: socket.socket, context: ssl.SSLContext | None,
+                       ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Streams over an accepted socket; with ``context``, once the TLS handshake completed."""
+    if context is None:
+        return await asyncio.open_connection(sock=sock)
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=STREAM_LIMIT, loop=loop)
+    protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
+    transport, _ = await loop.connect_accepted_socket(lambda: protocol, sock, ssl=context,
+                                                      ssl_handshake_timeout=TLS_HANDSHAKE_TIMEOUT_S)
+    return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
 
 
 async def _bind(listener: Listener) -> list[socket.socket]:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Callable, NamedTuple, Sequence
 
 from broker_core.coordinator.transaction.txn_markers import MarkerRequest
+from broker_core.security.inter_broker import PLAINTEXT, InterBrokerSecurity
 from spate.protocol import ApiKey, ClientConnection, ErrorCode, ProtocolError
 from spate.protocol.messages.write_txn_markers import WriteTxnMarkersRequest
 from spate.structs import TopicPartition, group_by_topic
@@ -71,7 +72,9 @@ class _Entry:
 class _Destination:
     """One broker's queue and the task that drains it over one connection."""
 
-    def __init__(self, endpoint: LeaderEndpoint, *, client_id: str, timeout_s: float) -> None:
+    def __init__(self, endpoint: LeaderEndpoint, *, client_id: str, timeout_s: float,
+                 security: InterBrokerSecurity = PLAINTEXT) -> None:
+        self._security = security
         self.endpoint = endpoint
         self._client_id = client_id
         self._timeout_s = timeout_s
@@ -129,7 +132,7 @@ class _Destination:
     async def _call(self, body: object) -> object:
         if self._writer is None:
             endpoint = self.endpoint
-            self._reader, self._writer = await asyncio.open_connection(endpoint.host, endpoint.port)
+            self._reader, self._writer = await self._security.open_connection(endpoint.host, endpoint.port)
             self._codec = ClientConnection(self._client_id)
         reader, writer, codec = self._reader, self._writer, self._codec
         _, frame = codec.send_request(ApiKey.WRITE_TXN_MARKERS, WRITE_TXN_MARKERS_VERSION, body)
@@ -176,7 +179,9 @@ def _errors_for(entry: _Entry, response: object) -> dict[TopicPartition, ErrorCo
 class TxnMarkerChannel:
     """Per-destination queues of WriteTxnMarkers entries. Used on the broker's event loop only."""
 
-    def __init__(self, *, client_id: str = "txn-marker-channel", request_timeout_ms: int = 30_000) -> None:
+    def __init__(self, *, client_id: str = "txn-marker-channel", request_timeout_ms: int = 30_000,
+                 security: InterBrokerSecurity = PLAINTEXT) -> None:
+        self._security = security
         self._client_id = client_id
         self._timeout_s = request_timeout_ms / 1000
         self._destinations: dict[LeaderEndpoint, _Destination] = {}
@@ -195,7 +200,7 @@ class TxnMarkerChannel:
         queue = self._destinations.get(destination)
         if queue is None:
             queue = self._destinations[destination] = _Destination(
-                destination, client_id=self._client_id, timeout_s=self._timeout_s
+                destination, client_id=self._client_id, timeout_s=self._timeout_s, security=self._security
             )
         queue.put(entry)
 

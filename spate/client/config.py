@@ -11,9 +11,10 @@ and checked in one place.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Mapping, Self, Sequence
 
+from spate.client.net.security import check_security_settings
 from spate.records.compression import Compression
 
 DEFAULT_CLIENT_ID = "spate-client"
@@ -30,6 +31,8 @@ class ClientConfig:
       (with 20% jitter) between retries and between reconnect attempts.
     * ``metadata_max_age_ms``: metadata is refreshed at least this often.
     * ``max_response_size``: a bigger response frame closes the connection.
+    * ``security_protocol``, ``ssl_*``, ``sasl_*``: TLS and SASL, see
+      :mod:`spate.client.net.security`.
     """
 
     client_id: str = DEFAULT_CLIENT_ID
@@ -39,6 +42,14 @@ class ClientConfig:
     retry_backoff_max_ms: int = 1_000
     metadata_max_age_ms: int = 300_000
     max_response_size: int = 0x7FFFFFFF
+    security_protocol: str = "PLAINTEXT"
+    ssl_truststore_location: str | None = None
+    ssl_keystore_location: str | None = None
+    ssl_key_password: str | None = None
+    ssl_endpoint_identification_algorithm: str = "https"
+    sasl_mechanism: str = "PLAIN"
+    sasl_username: str | None = None
+    sasl_password: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         # Subclasses call this explicitly: zero-argument super() does not work in slotted dataclasses.
@@ -47,6 +58,7 @@ class ClientConfig:
                 raise ValueError(f"{name} must be positive, not {getattr(self, name)}")
         if self.retry_backoff_ms < 0 or self.retry_backoff_max_ms < self.retry_backoff_ms:
             raise ValueError("need 0 <= retry_backoff_ms <= retry_backoff_max_ms")
+        check_security_settings(self)
 
     @classmethod
     def from_options(cls, owner: str, options: Mapping[str, Any]) -> Self:

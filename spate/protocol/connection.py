@@ -178,6 +178,15 @@ class ServerConnection:
     def receive_data(self, data: bytes | bytearray | memoryview) -> None:
         self._frames.receive_data(data)
 
+    def limit_request_size(self, max_request_size: int) -> None:
+        """Change the largest frame accepted from here on (SASL listeners take small ones before authentication)."""
+        self._frames.max_frame_size = max_request_size
+
+    def next_frame(self) -> bytes | None:
+        """The next complete frame, undecoded (SASL tokens after SaslHandshake v0), or None until more bytes
+        arrive."""
+        return self._frames.next_frame()
+
     def next_request(self) -> Request | None:
         """The next complete request, or None until more bytes arrive."""
         frame = self._frames.next_frame()

@@ -10,8 +10,9 @@ wrong length, so these ranges end below each API's first flexible version.
 Low ends stay low on purpose: librdkafka before 2.11.1 checks that specific
 old versions are inside a range and otherwise falls back to the pre-0.11
 message format, and kafka-python infers the broker's age from the Metadata
-range. SaslHandshake and SaslAuthenticate are absent until the server
-implements authentication.
+range. SaslHandshake 0-1 and SaslAuthenticate 0-2 (2 flexible: only clients
+that read tagged fields choose it) serve SASL listeners; other listeners
+answer them ILLEGAL_SASL_STATE.
 
 The cluster APIs are advertised in full, flexible versions included:
 
@@ -19,8 +20,9 @@ The cluster APIs are advertised in full, flexible versions included:
     UpdateMetadata 0-7 (6-7 flexible)    ControlledShutdown 0-3 (3 flexible)
     WriteTxnMarkers 0-1 (1 flexible)     ElectLeaders 0-2 (2 flexible)
     IncrementalAlterConfigs 0-1 (1 flexible)
-    AlterPartitionReassignments 0, ListPartitionReassignments 0 and
-    DescribeCluster 0-1 (every version flexible)
+    AlterPartitionReassignments 0, ListPartitionReassignments 0,
+    DescribeCluster 0-1, DescribeUserScramCredentials 0 and
+    AlterUserScramCredentials 0 (every version flexible)
 
 That is safe because a reply is always encoded at its request's version, so
 tagged fields reach only a client that chose a flexible version itself, and
@@ -28,7 +30,7 @@ no client with the tag-skipping fault chooses one here: LeaderAndIsr,
 StopReplica, UpdateMetadata, ControlledShutdown and WriteTxnMarkers are sent
 by brokers and the controller only; librdkafka sends IncrementalAlterConfigs
 from 2.2.0 and ElectLeaders from 2.6.0, and none of the other APIs; the last
-three have no non-flexible version in Kafka, so every client of them reads
+five have no non-flexible version in Kafka, so every client of them reads
 tagged fields.
 """
 
@@ -69,6 +71,7 @@ ADVERTISED_VERSIONS: Mapping[ApiKey, VersionRange] = MappingProxyType(
         ApiKey.SYNC_GROUP: VersionRange(0, 3),
         ApiKey.DESCRIBE_GROUPS: VersionRange(0, 4),
         ApiKey.LIST_GROUPS: VersionRange(0, 2),
+        ApiKey.SASL_HANDSHAKE: VersionRange(0, 1),
         ApiKey.API_VERSIONS: VersionRange(0, 2),
         ApiKey.CREATE_TOPICS: VersionRange(0, 4),
         ApiKey.DELETE_TOPICS: VersionRange(0, 3),
@@ -81,6 +84,7 @@ ADVERTISED_VERSIONS: Mapping[ApiKey, VersionRange] = MappingProxyType(
         ApiKey.WRITE_TXN_MARKERS: VersionRange(0, 1),
         ApiKey.TXN_OFFSET_COMMIT: VersionRange(0, 2),
         ApiKey.DESCRIBE_CONFIGS: VersionRange(0, 2),
+        ApiKey.SASL_AUTHENTICATE: VersionRange(0, 2),
         ApiKey.ALTER_CONFIGS: VersionRange(0, 1),
         ApiKey.CREATE_PARTITIONS: VersionRange(0, 1),
         ApiKey.DELETE_GROUPS: VersionRange(0, 1),
@@ -90,5 +94,7 @@ ADVERTISED_VERSIONS: Mapping[ApiKey, VersionRange] = MappingProxyType(
         ApiKey.LIST_PARTITION_REASSIGNMENTS: VersionRange(0, 0),
         ApiKey.OFFSET_DELETE: VersionRange(0, 0),
         ApiKey.DESCRIBE_CLUSTER: VersionRange(0, 1),
+        ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: VersionRange(0, 0),
+        ApiKey.ALTER_USER_SCRAM_CREDENTIALS: VersionRange(0, 0),
     }
 )

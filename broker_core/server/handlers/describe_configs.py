@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from broker_core.config.config_source import EffectiveValue
+from broker_core.config.security_properties import SENSITIVE_PROPERTIES
 from broker_core.config.topic_config import effective_topic_config, topic_config_synonyms
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import zookeeper_outcome
@@ -71,11 +72,11 @@ def _entries(
     return [
         R.DescribeConfigsResourceResult(
             name=name,
-            value=values[name].value,
+            value=None if name in SENSITIVE_PROPERTIES else values[name].value,
             read_only=read_only,
             is_default=values[name].source == ConfigSource.DEFAULT_CONFIG,
             config_source=values[name].source,
-            is_sensitive=False,
+            is_sensitive=name in SENSITIVE_PROPERTIES,
             synonyms=synonyms(name) if synonyms else [],
         )
         for name in names

@@ -43,6 +43,12 @@ from spate.client.admin.admin_types import (
 from spate.client.admin.cluster_admin import ClusterAdmin, controller_node
 from spate.client.admin.config_admin import ConfigAdmin
 from spate.client.admin.group_admin import GroupAdmin
+from spate.client.admin.scram_admin import (
+    ScramAdmin,
+    ScramCredentialInfo,
+    UserScramCredentialDeletion,
+    UserScramCredentialUpsertion,
+)
 from spate.client.config import timeout_seconds
 from spate.client.consumer.list_offsets import list_offsets
 from spate.client.errors import AdminError, ClientClosedError
@@ -375,6 +381,22 @@ class Admin:
     ) -> None:
         """Delete committed offsets of topics the group does not consume (GROUP_SUBSCRIBED_TO_TOPIC otherwise)."""
         self._group_admin().delete_group_offsets(group_id, partitions, self._deadline(timeout_ms))
+
+    # --- SCRAM users ---------------------------------------------------------------------------------
+
+    def describe_user_scram_credentials(self, users: Iterable[str] | None = None, *,
+                                        timeout_ms: float | None = None) -> dict[str, list[ScramCredentialInfo]]:
+        """Each user's SCRAM mechanisms and iteration counts; ``None`` lists every user with credentials."""
+        self._check_open()
+        return ScramAdmin(self._network, self._retrier).describe(users, self._deadline(timeout_ms))
+
+    def alter_user_scram_credentials(
+        self, changes: Iterable[UserScramCredentialUpsertion | UserScramCredentialDeletion], *,
+        timeout_ms: float | None = None,
+    ) -> None:
+        """Add or replace (salted on this side) and delete SCRAM credentials; AdminError names refused users."""
+        self._check_open()
+        ScramAdmin(self._network, self._retrier).alter(list(changes), self._deadline(timeout_ms))
 
     def _group_admin(self) -> GroupAdmin:
         self._check_open()

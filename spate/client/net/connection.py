@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import select
 import socket
+import ssl
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from typing import Any, Callable
 
 from spate.client.errors import BrokerUnavailableError, KafkaTimeoutError, NetworkError, UnsupportedApiError
 from spate.client.net.api_versions import CLIENT_VERSIONS, broker_versions, choose_version
+from spate.client.net.security import ClientSecurity
 from spate.protocol import (
     ApiKey,
     ClientConnection,
@@ -36,6 +38,9 @@ from spate.protocol import (
     expects_response,
 )
 from spate.protocol.messages.api_versions import ApiVersionsRequest
+from spate.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
+from spate.protocol.messages.sasl_handshake import SaslHandshakeRequest
+from spate.protocol.sasl import SaslClientError
 
 SocketFactory = Callable[..., socket.socket]
 
@@ -102,6 +107,8 @@ class BrokerConnection:
     clock: Callable[[], float] = time.monotonic
     socket_factory: SocketFactory = socket.create_connection
     versions: dict[int, VersionRange] = field(default_factory=dict)
+    # TLS and SASL (security_protocol); None is PLAINTEXT.
+    security: ClientSecurity | None = None
     _sock: socket.socket | None = None
     _protocol: ClientConnection | None = None
     _in_flight: deque[InFlightRequest] = field(default_factory=deque)
@@ -151,6 +158,12 @@ class BrokerConnection:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except OSError:
             pass  # not every socket type supports it (e.g. AF_UNIX in tests)
+        if self.security is not None:
+            try:
+                sock = self.security.wrap(sock, self.host, max(0.001, deadline - self.clock()))
+            except (OSError, ValueError) as exc:
+                sock.close()
+                raise BrokerUnavailableError(f"TLS with {self.describe()} failed: {exc}", self.address) from exc
         sock.setblocking(False)
         self._sock = sock
         if self._recv_buffer is None:
@@ -158,6 +171,7 @@ class BrokerConnection:
         self._protocol = ClientConnection(self.client_id, max_response_size=self.max_response_size)
         try:
             self._negotiate(deadline)
+            self._authenticate(deadline)
         except (NetworkError, KafkaTimeoutError) as exc:
             self.close()
             raise BrokerUnavailableError(f"cannot set up connection to {self.describe()}: {exc}", self.address) from exc
@@ -184,6 +198,34 @@ class BrokerConnection:
             self.versions = advertised
             return
         raise UnsupportedApiError(f"{self.describe()} refuses every ApiVersions version this client speaks")
+
+    def _call(self, api_key: ApiKey, version: int, body: Any, deadline: float) -> Any:
+        request = self.send(api_key, version, body, deadline)
+        while not request.done:
+            self._wait_readable(deadline, request)
+            self.read()
+        return request.result()
+
+    def _authenticate(self, deadline: float) -> None:
+        """SASL after ApiVersions: SaslHandshake v1, then SaslAuthenticate rounds until the mechanism is done."""
+        client = self.security.new_sasl_client() if self.security is not None else None
+        if client is None:
+            return
+        handshake = self._call(ApiKey.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism=client.mechanism), deadline)
+        if handshake.error_code != ErrorCode.NONE:
+            raise KafkaError(handshake.error_code, f"{self.describe()} does not offer SASL {client.mechanism} "
+                                                   f"(it offers {', '.join(handshake.mechanisms)})")
+        version = self.version(ApiKey.SASL_AUTHENTICATE, max_version=1)
+        message: bytes | None = client.first()
+        while message is not None:
+            response = self._call(ApiKey.SASL_AUTHENTICATE, version, SaslAuthenticateRequest(auth_bytes=message),
+                                  deadline)
+            if response.error_code != ErrorCode.NONE:
+                raise KafkaError(response.error_code, response.error_message or "SASL authentication failed")
+            try:
+                message = client.respond(response.auth_bytes)
+            except SaslClientError as exc:
+                raise KafkaError(ErrorCode.SASL_AUTHENTICATION_FAILED, str(exc)) from None
 
     def _wait_readable(self, deadline: float, request: InFlightRequest) -> None:
         remaining = deadline - self.clock()
@@ -222,8 +264,11 @@ class BrokerConnection:
         sock = self._sock
         while views:
             try:
-                sent = sock.sendmsg(views[:_MAX_WRITE_PARTS])  # type: ignore[union-attr]
-            except BlockingIOError:
+                if isinstance(sock, ssl.SSLSocket):  # no sendmsg over TLS: one part at a time
+                    sent = sock.send(views[0])
+                else:
+                    sent = sock.sendmsg(views[:_MAX_WRITE_PARTS])  # type: ignore[union-attr]
+            except (BlockingIOError, ssl.SSLWantWriteError, ssl.SSLWantReadError):
                 remaining = deadline - self.clock()
                 if remaining <= 0:
                     error = KafkaTimeoutError(f"could not write {request.api_key.name} to {self.describe()} in time")
@@ -254,7 +299,7 @@ class BrokerConnection:
             while True:
                 try:
                     size = sock.recv_into(buffer)
-                except BlockingIOError:
+                except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
                     break
                 if not size:
                     raise NetworkError(f"{self.describe()} closed the connection", self.address)
@@ -263,7 +308,7 @@ class BrokerConnection:
                     request = self._in_flight.popleft()
                     request.complete(response.body)
                     completed.append(request)
-                if size < _RECV_SIZE:
+                if size < _RECV_SIZE and not (isinstance(sock, ssl.SSLSocket) and sock.pending()):
                     break
         except ProtocolError as exc:
             completed.extend(self._break(NetworkError(f"malformed response from {self.describe()}: {exc}", self.address)))

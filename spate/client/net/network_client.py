@@ -28,6 +28,7 @@ from spate.client.net.connection import BrokerConnection, InFlightRequest, Socke
 from spate.client.net.descriptions import BrokerDescription
 from spate.client.net.metadata import ClusterSnapshot, Metadata, snapshot_from_response
 from spate.client.net.retry import Backoff
+from spate.client.net.security import ClientSecurity
 from spate.protocol import ApiKey, ErrorCode, KafkaError
 from spate.protocol.messages.metadata import MetadataRequest
 
@@ -49,6 +50,7 @@ class NetworkClient:
         self.clock = clock
         self._rng = rng or random.Random()
         self._socket_factory = socket_factory
+        self._security = ClientSecurity.from_config(config)
         self.allow_auto_topic_creation = allow_auto_topic_creation
         self._bootstrap = {
             -(index + 1): BrokerDescription(-(index + 1), host, port)
@@ -172,6 +174,7 @@ class NetworkClient:
             max_response_size=self.config.max_response_size,
             clock=self.clock,
             socket_factory=self._socket_factory,
+            security=self._security,
         )
         try:
             conn.connect(limit if deadline is None else max(min(limit, deadline), now + 0.001))

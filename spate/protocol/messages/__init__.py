@@ -16,6 +16,7 @@ from spate.protocol.messages import (
     add_partitions_to_txn,
     alter_configs,
     alter_partition_reassignments,
+    alter_user_scram_credentials,
     api_versions,
     controlled_shutdown,
     create_partitions,
@@ -26,6 +27,7 @@ from spate.protocol.messages import (
     describe_cluster,
     describe_configs,
     describe_groups,
+    describe_user_scram_credentials,
     elect_leaders,
     end_txn,
     fetch,
@@ -106,6 +108,14 @@ _PAIRS: list[tuple[Any, Any]] = [
     ),
     (offset_delete.OffsetDeleteRequest, offset_delete.OffsetDeleteResponse),
     (describe_cluster.DescribeClusterRequest, describe_cluster.DescribeClusterResponse),
+    (
+        describe_user_scram_credentials.DescribeUserScramCredentialsRequest,
+        describe_user_scram_credentials.DescribeUserScramCredentialsResponse,
+    ),
+    (
+        alter_user_scram_credentials.AlterUserScramCredentialsRequest,
+        alter_user_scram_credentials.AlterUserScramCredentialsResponse,
+    ),
 ]
 
 

@@ -1,6 +1,6 @@
-"""SaslAuthenticate (API key 36): SASL tokens wrapped in Kafka frames.
+"""SaslAuthenticate (API key 36): SASL tokens wrapped in Kafka frames (KIP-152).
 
-Declared ahead of the security work; not in the advertised table yet.
+v1 adds ``session_lifetime_ms`` (KIP-368 re-authentication); v2 is flexible.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from spate.protocol.types import BYTES, INT16, INT64, STRING
 SaslAuthenticateRequest = message(
     "SaslAuthenticateRequest",
     api_key=ApiKey.SASL_AUTHENTICATE,
-    versions=(0, 1),
+    versions=(0, 2),
     flexible_from=2,
     fields=[
         Field("auth_bytes", BYTES),
@@ -22,7 +22,7 @@ SaslAuthenticateRequest = message(
 SaslAuthenticateResponse = message(
     "SaslAuthenticateResponse",
     api_key=ApiKey.SASL_AUTHENTICATE,
-    versions=(0, 1),
+    versions=(0, 2),
     flexible_from=2,
     fields=[
         Field("error_code", INT16),

@@ -1,6 +1,7 @@
 """SaslHandshake (API key 17): choose a SASL mechanism.
 
-Declared ahead of the security work; not in the advertised table yet.
+v0 is followed by raw SASL tokens in bare size-prefixed frames; v1 by
+SaslAuthenticate requests (KIP-152).
 """
 
 from __future__ import annotations

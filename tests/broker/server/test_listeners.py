@@ -81,12 +81,12 @@ def test_both_listeners_serve_the_same_topics(broker, ports) -> None:
         assert topic.error_code == ErrorCode.NONE and topic.partitions[0].leader_id == 0
 
 
-def test_a_listener_that_is_not_plaintext_is_refused_naming_it(tmp_path) -> None:
+def test_a_tls_listener_without_a_key_store_is_refused_naming_the_setting(tmp_path) -> None:
     config = BrokerConfig.from_properties({
         "listeners": "PLAINTEXT://127.0.0.1:0,SECURE://127.0.0.1:0",
         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SECURE:SSL",
         "log.dirs": str(tmp_path),
     })
-    with pytest.raises(ConfigError, match="listener SECURE uses security protocol SSL") as info:
+    with pytest.raises(ConfigError, match="listener SECURE serves TLS and needs a key store") as info:
         Broker(config)
-    assert info.value.key == "listeners"
+    assert info.value.key == "ssl.keystore.location"

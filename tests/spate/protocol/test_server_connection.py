@@ -129,12 +129,14 @@ def test_an_unknown_api_key_is_refused_with_its_header() -> None:
     assert raised.value.header.api_name == "API_KEY_999"
 
 
-def test_sasl_is_declared_but_not_served_yet() -> None:
+def test_a_sasl_handshake_decodes_and_raw_tokens_after_it_come_out_as_frames() -> None:
     conn = ServerConnection()
-    header = struct.pack(">hhih", ApiKey.SASL_HANDSHAKE, 1, 5, -1)
-    conn.receive_data(frame(header + struct.pack(">h", 0)))
-    with pytest.raises(UnsupportedVersionError):
-        conn.next_request()
+    header = struct.pack(">hhih", ApiKey.SASL_HANDSHAKE, 0, 5, -1)
+    conn.receive_data(frame(header + struct.pack(">h", 5) + b"PLAIN") + frame(b"\x00alice\x00secret"))
+    request = conn.next_request()
+    assert request is not None and request.body.mechanism == "PLAIN"
+    assert conn.next_frame() == b"\x00alice\x00secret"
+    assert conn.next_frame() is None
 
 
 def test_a_header_shorter_than_its_fixed_prefix_is_an_invalid_request() -> None:
