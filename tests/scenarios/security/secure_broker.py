@@ -32,9 +32,14 @@ class SecureBroker:
     process: BrokerProcess
     ports: dict[str, int]
     certs: CertificateFiles
+    metrics_port: int
 
     def address(self, listener: str) -> str:
         return f"127.0.0.1:{self.ports[listener]}"
+
+    @property
+    def metrics_url(self) -> str:
+        return f"http://127.0.0.1:{self.metrics_port}/metrics"
 
 
 def secure_broker(directory: Path) -> SecureBroker:
@@ -42,6 +47,7 @@ def secure_broker(directory: Path) -> SecureBroker:
     process = BrokerProcess(directory / "broker")
     ports = {name: free_port() for name in PROTOCOLS}
     ports["PLAINTEXT"] = process.port
+    metrics_port = free_port()
     store = FileScramCredentialStore(_mkdir(process.log_dir))
     for mechanism in (SCRAM_SHA_256, SCRAM_SHA_512):
         store.upsert(BOB[0], mechanism, ScramCredential.from_password(mechanism, BOB[1]))
@@ -58,8 +64,9 @@ def secure_broker(directory: Path) -> SecureBroker:
         "listener.name.sasl_ssl.plain.sasl.jaas.config": JAAS,
         "listener.name.reauth.plain.sasl.jaas.config": JAAS,
         "listener.name.reauth.connections.max.reauth.ms": str(REAUTH_MS),
+        "metrics.http.listener": f"http://127.0.0.1:{metrics_port}",
     })
-    return SecureBroker(process, ports, certs)
+    return SecureBroker(process, ports, certs, metrics_port)
 
 
 def _mkdir(path: Path) -> Path:

@@ -17,9 +17,11 @@ from spate.protocol.messages.metadata import MetadataRequest
 from spate.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
 from spate.protocol.messages.sasl_handshake import SaslHandshakeRequest
 from tests.scenarios.security.secure_broker import ALICE, REAUTH_MS, SecureBroker
+from tests.support.metrics_scrape import scrape
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
+FAILED_LOGINS = "kafka_server_socketservermetrics_failed_authentication_total"
 PLAIN_ALICE = f"\0{ALICE[0]}\0{ALICE[1]}".encode()
 
 
@@ -89,6 +91,7 @@ def test_a_request_before_authentication_closes_the_connection(secure: SecureBro
 
 
 def test_a_wrong_password_is_answered_then_nothing_else_is_served(secure: SecureBroker) -> None:
+    failed_before = scrape(secure.metrics_url).value(FAILED_LOGINS, listener="SASL_PLAINTEXT")
     wire = Wire(secure.address("SASL_PLAINTEXT"))
     started = time.monotonic()
     response = plain_login(wire, f"\0{ALICE[0]}\0wrong".encode())
@@ -98,6 +101,7 @@ def test_a_wrong_password_is_answered_then_nothing_else_is_served(secure: Secure
     with pytest.raises((ConnectionError, OSError)):
         wire.call(ApiKey.METADATA, 4, metadata_request())
     wire.close()
+    assert scrape(secure.metrics_url).value(FAILED_LOGINS, listener="SASL_PLAINTEXT") == failed_before + 1
 
 
 def test_an_unknown_mechanism_gets_the_enabled_ones(secure: SecureBroker) -> None:
