@@ -29,7 +29,7 @@ from spark_ext.kafka_options import OptionError
 
 _NAMES = {name.lower(): name for name in (
     "path", "partitionBy", "mergeSchema", "targetFileSize", "txnAppId", "txnVersion", "checkpointLocation",
-    "testFailTaskProbability",
+    "testFailTaskProbability", "queryName",  # Spark passes the query's name to its sink
 )}
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)b?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
