@@ -39,6 +39,7 @@ from spark_ext.delta.sink import SpateDeltaDataSource
 logger = logging.getLogger("spate.jobs.ingest")
 
 DEFAULT_CHECKPOINT_DIR = "_spate_ingest_checkpoint"
+BOOTSTRAP_ENV = "SPATE_BOOTSTRAP_SERVER"  # the spate command's default broker too
 _INTERVAL = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, None: 1000}
 
@@ -115,7 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="spark-submit jobs/ingest.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--topic", required=True, help="topic to ingest (a comma-separated list for several)")
     parser.add_argument("--table", required=True, help="the Delta table: a path or a URI (s3://, gs://, abfs://...)")
-    parser.add_argument("--bootstrap-server", default="127.0.0.1:9092", help="broker(s), host:port[,host:port]")
+    parser.add_argument("--bootstrap-server", default=os.environ.get(BOOTSTRAP_ENV) or "127.0.0.1:9092",
+                        help=f"broker(s), host:port[,host:port] (default: ${BOOTSTRAP_ENV} or 127.0.0.1:9092)")
     parser.add_argument("--checkpoint", help=f"the query's checkpoint (default: <table>/{DEFAULT_CHECKPOINT_DIR})")
     when = parser.add_mutually_exclusive_group()
     when.add_argument("--available-now", action="store_true", help="ingest what the topic holds, then exit")

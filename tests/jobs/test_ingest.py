@@ -79,7 +79,8 @@ def parse(*argv: str):
     return config_from(parser.parse_args(list(argv)), parser)
 
 
-def test_the_job_defaults_its_checkpoint_beside_a_local_table_and_needs_one_for_a_uri():
+def test_the_job_defaults_its_checkpoint_beside_a_local_table_and_needs_one_for_a_uri(monkeypatch):
+    monkeypatch.delenv("SPATE_BOOTSTRAP_SERVER", raising=False)
     config = parse("--topic", "t", "--table", "/data/t")
     assert config.checkpoint == "/data/t/_spate_ingest_checkpoint"
     assert (config.available_now, config.trigger_interval_ms, config.bootstrap_servers) == (

@@ -148,3 +148,13 @@ def test_timestamps_are_stored_as_delta_timestamps_in_utc(tmp_path):
     files = write_files(uri, batch, schema=table_arrow_schema(schema))
     DeltaLog(uri).commit(files, schema, ())
     assert DeltaTable(uri).to_pyarrow_table().column("ts").to_pylist() == [moment]
+
+
+def test_a_write_lacking_some_of_the_table_columns_reads_back_with_nulls_there(tmp_path):
+    uri = str(tmp_path / "t")
+    log = DeltaLog(uri)
+    log.commit(write_files(uri, rows([0])), SCHEMA, ())
+    narrower = pa.schema([("offset", pa.int64()), ("value", pa.binary())])
+    narrow = pa.RecordBatch.from_pydict({"offset": pa.array([1], pa.int64()), "value": [b"v1"]}, schema=narrower)
+    log.commit(write_files(uri, narrow, schema=narrower), narrower, ())
+    assert read_back(uri).column("day").to_pylist() == ["2024-05-01", None]
