@@ -13,9 +13,12 @@ followed by the fields decoded from its JSON value. Every micro-batch is one
 Delta commit carrying the query's app transaction, so a query killed at any
 point and restarted from its checkpoint writes each record once.
 ``--available-now`` ingests what the topic holds and exits; without it the
-query runs until stopped (SIGTERM or SIGINT stop it cleanly).
+query runs until stopped. Stopping it anywhere (SIGTERM, Ctrl-C, even
+SIGKILL) loses nothing and duplicates nothing: the next run resumes from
+the checkpoint, and ``spate jobs run`` reports a streaming job it stopped on
+SIGTERM as done.
 
-Exit codes: 0 done (or stopped), 1 the query failed, 2 bad arguments.
+Exit codes: 0 done, 1 the query failed, 2 bad arguments, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ import argparse
 import logging
 import os
 import re
-import signal
 import sys
 from dataclasses import dataclass
 from typing import Sequence
@@ -160,9 +162,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     logger.info("ingesting topic %s into %s (checkpoint %s, %s)", config.topic, config.table, config.checkpoint,
                 "available now" if config.available_now else f"every {config.trigger_interval_ms} ms")
     query = start_query(spark, config)
-    _stop_on_signals(query)
     try:
         query.awaitTermination()
+    except KeyboardInterrupt:
+        logger.info("interrupted; the next run resumes from the checkpoint")
+        return 130
     except Exception as exc:  # noqa: BLE001 - reported as the job's failure, with Spark's message
         logger.error("the ingest query failed: %s", str(exc).splitlines()[0] if str(exc) else exc)
         return 1
@@ -170,15 +174,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     logger.info("ingest of %s into %s stopped (last micro-batch: %s)", config.topic, config.table,
                 progress["batchId"] if progress else "none")
     return 0
-
-
-def _stop_on_signals(query: StreamingQuery) -> None:
-    def stop(signum, _frame) -> None:
-        logger.info("signal %d: stopping the query after its current micro-batch", signum)
-        query.stop()
-
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, stop)
 
 
 if __name__ == "__main__":

@@ -8,8 +8,10 @@ or after the job's name). It waits for the job, records the run
 (:mod:`spate.cli.job_runs`) and exits with the job's exit code (0 done,
 1 failed, 2 bad arguments; 128+N when the job died of signal N; 127 when
 spark-submit is missing), so cron and systemd see what happened. SIGTERM
-and SIGINT are passed on to the job, which stops cleanly. One line on
-stderr when a run starts and one when it ends.
+and SIGINT are passed on to the job; a streaming job they stop counts as
+done (exit 0, "stopped on SIGTERM"): it commits each micro-batch atomically
+and resumes from its checkpoint. One line on stderr when a run starts and
+one when it ends.
 """
 
 from __future__ import annotations
@@ -154,25 +156,32 @@ def run_job(args: argparse.Namespace) -> int:
     log.started(record)
     _say(f"{record.run_id} started: {shlex.join(command)}")
     try:
-        code = _wait_for(command)
+        code, stop_signal = _wait_for(command)
     finally:
         record.finished = time.time()
+    if stop_signal is not None and spec.streaming and code != 0:
+        # A streaming job commits each micro-batch atomically: stopped anywhere, it resumes from its checkpoint.
+        verdict = f"stopped on {signal.Signals(stop_signal).name}"
+        code = 0
+    else:
+        verdict = "succeeded" if code == 0 else f"failed with exit code {code}"
     record.exit_code = code
     log.finished(record)
-    verdict = "succeeded" if code == 0 else f"failed with exit code {code}"
     _say(f"{record.run_id} {verdict} after {record.duration_s:.1f}s")
     return code
 
 
-def _wait_for(command: list[str]) -> int:
+def _wait_for(command: list[str]) -> tuple[int, int | None]:
+    """Run the job to its end; (its exit code, the signal that asked it to stop or None)."""
     env = dict(os.environ)
     root = str(jobs_dir().parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     env.setdefault("PYSPARK_PYTHON", sys.executable)
     child = subprocess.Popen(command, env=env)
-    previous = {}
+    previous, stop = {}, []
 
     def forward(signum, _frame) -> None:
+        stop.append(signum)
         if child.poll() is None:
             child.send_signal(signum)
 
@@ -183,7 +192,7 @@ def _wait_for(command: list[str]) -> int:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-    return 128 - code if code < 0 else code
+    return (128 - code if code < 0 else code), (stop[0] if stop else None)
 
 
 def _say(line: str) -> None:

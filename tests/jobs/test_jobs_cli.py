@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -115,3 +117,36 @@ def test_a_torn_last_line_of_the_run_record_is_skipped(tmp_path):
     [run] = log.runs()
     assert run.status == "running"
     assert json.loads(log.path.read_text().splitlines()[0])["job"] == "ingest"
+
+
+def _stoppable_spark_submit(tmp_path):
+    script = tmp_path / "spark-submit-sleeps"
+    script.write_text("#!/bin/sh\n"
+                      'trap \'echo stopping >> "$FAKE_ARGS"; kill $!; exit 143\' TERM\n'
+                      "sleep 60 >/dev/null 2>&1 &\n"
+                      'echo started > "$FAKE_ARGS"\n'
+                      "wait\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return script
+
+
+def _start_and_terminate(job, tmp_path):
+    env = {**os.environ, "SPATE_STATE_DIR": str(tmp_path / "state"), "FAKE_ARGS": str(tmp_path / "args"),
+           "SPARK_SUBMIT": str(_stoppable_spark_submit(tmp_path))}
+    runner = subprocess.Popen([sys.executable, "-m", "spate.cli.main", "jobs", "run", job], cwd=REPO, env=env,
+                              stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "args").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    runner.send_signal(signal.SIGTERM)
+    _, stderr = runner.communicate(timeout=30)
+    return runner.returncode, stderr
+
+
+def test_sigterm_reaches_the_job_and_a_stopped_streaming_job_counts_as_done(tmp_path):
+    code, stderr = _start_and_terminate("ingest", tmp_path)
+    assert "stopping" in (tmp_path / "args").read_text()
+    assert code == 0
+    assert "stopped on SIGTERM" in stderr
+    [run] = RunLog(tmp_path / "state").runs()
+    assert run.status == "succeeded"
