@@ -11,5 +11,6 @@ The layers, each reusable on its own:
 - :mod:`.file_stats` — the per-file statistics readers skip files with;
 - :mod:`.table` — what the driver does: read the log (schema, partitioning,
   application transactions) and commit files in one Delta commit;
-- :mod:`.sink` — the ``spate-delta`` Spark data source built on them.
+- :mod:`.options`, :mod:`.writer`, :mod:`.sink` — the ``spate-delta`` Spark
+  data source built on them (found by name through ``pyspark_spate_delta``).
 """

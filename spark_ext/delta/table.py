@@ -13,8 +13,9 @@ already records as done, so replaying it adds nothing.
 
 The first commit creates the table (protocol, metadata with the schema and
 partition columns). A write bringing new columns with ``merge_schema`` adds
-them in a commit of its own just before (adding the same nullable columns
-again is refused by the checks, never half-applied).
+them in a commit of its own just before its data; should the data commit
+never happen, the columns stay (nullable, so no reader notices) and the
+replayed batch finds them there.
 """
 
 from __future__ import annotations

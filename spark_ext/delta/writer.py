@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import random
 from dataclasses import dataclass
 from typing import Callable, Iterator, List, Optional
@@ -142,18 +143,12 @@ def checkpoint_query_id(location: str | None) -> str | None:
     import pyarrow.fs as pafs
 
     try:
-        filesystem, root = pafs.FileSystem.from_uri(location if "://" in location else _absolute(location))
+        filesystem, root = pafs.FileSystem.from_uri(location if "://" in location else os.path.abspath(location))
         with filesystem.open_input_stream(root.rstrip("/") + "/metadata") as stream:
             first_line = stream.read().decode("utf-8").splitlines()[0]
         return json.loads(first_line).get("id")
     except (OSError, ValueError, IndexError):
         return None
-
-
-def _absolute(path: str) -> str:
-    import os
-
-    return os.path.abspath(path)
 
 
 def _log(what: str, table_uri: str, result: CommitResult) -> None:
