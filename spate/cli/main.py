@@ -16,6 +16,7 @@ from spate.cli import (
     cluster,
     consume,
     groups,
+    jobs,
     perf,
     produce,
     topics,
@@ -26,7 +27,7 @@ from spate.cli import (
 from spate.cli.errors import CliError
 
 # Each command module exposes ``register(subparsers)`` and sets ``func`` on its parser.
-COMMAND_MODULES = (broker, zookeeper, cluster, topics, produce, consume, perf, groups, transactions, certs, users)
+COMMAND_MODULES = (broker, zookeeper, cluster, topics, produce, consume, perf, groups, transactions, certs, users, jobs)
 
 
 def build_parser() -> argparse.ArgumentParser:
