@@ -1,0 +1,167 @@
+"""Every API next to the versions Apache Kafka 3.9 serves, and Spate's advertised range.
+
+Kafka 3.9 is the last release with ZooKeeper, the model for Spate's broker.
+The table below is Kafka 3.9's ``validVersions`` (its message JSON files)
+beside the range Spate advertises. A change that narrows a range fails here;
+raising one means updating its row. Where Spate stays below Kafka the row
+says so, and the set of such APIs may only shrink.
+
+Each advertised client version is also checked on the wire against
+kafka-python, whose messages are generated from Kafka's own JSON files:
+a sample Spate encodes decodes there and re-encodes to the same bytes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Any, NamedTuple
+
+import kafka.protocol
+import pytest
+from kafka.protocol.api_message import ApiMessage
+
+from spate.protocol.api_keys import ApiKey
+from spate.protocol.messages import REQUESTS, RESPONSES
+from spate.protocol.versions import ADVERTISED_VERSIONS, VersionRange
+from tests.spate.protocol.test_message_round_trips import SampleMaker
+
+
+class Row(NamedTuple):
+    kafka: VersionRange
+    spate: VersionRange | None  # None: not served (yet)
+
+
+def _r(low: int, high: int) -> VersionRange:
+    return VersionRange(low, high)
+
+
+KAFKA_39 = {
+    ApiKey.PRODUCE: Row(_r(0, 11), _r(3, 11)),
+    ApiKey.FETCH: Row(_r(0, 17), _r(4, 17)),
+    ApiKey.LIST_OFFSETS: Row(_r(0, 9), _r(1, 9)),
+    ApiKey.METADATA: Row(_r(0, 12), _r(0, 12)),
+    ApiKey.LEADER_AND_ISR: Row(_r(0, 7), _r(0, 5)),
+    ApiKey.STOP_REPLICA: Row(_r(0, 4), _r(0, 3)),
+    ApiKey.UPDATE_METADATA: Row(_r(0, 8), _r(0, 7)),
+    ApiKey.CONTROLLED_SHUTDOWN: Row(_r(0, 3), _r(0, 3)),
+    ApiKey.OFFSET_COMMIT: Row(_r(0, 9), _r(2, 7)),
+    ApiKey.OFFSET_FETCH: Row(_r(0, 9), _r(1, 9)),
+    ApiKey.FIND_COORDINATOR: Row(_r(0, 6), _r(0, 6)),
+    ApiKey.JOIN_GROUP: Row(_r(0, 9), _r(0, 5)),
+    ApiKey.HEARTBEAT: Row(_r(0, 4), _r(0, 3)),
+    ApiKey.LEAVE_GROUP: Row(_r(0, 5), _r(0, 3)),
+    ApiKey.SYNC_GROUP: Row(_r(0, 5), _r(0, 3)),
+    ApiKey.DESCRIBE_GROUPS: Row(_r(0, 5), _r(0, 4)),
+    ApiKey.LIST_GROUPS: Row(_r(0, 5), _r(0, 2)),
+    ApiKey.SASL_HANDSHAKE: Row(_r(0, 1), None),
+    ApiKey.API_VERSIONS: Row(_r(0, 4), _r(0, 3)),
+    ApiKey.CREATE_TOPICS: Row(_r(0, 7), _r(0, 4)),
+    ApiKey.DELETE_TOPICS: Row(_r(0, 6), _r(0, 3)),
+    ApiKey.DELETE_RECORDS: Row(_r(0, 2), _r(0, 2)),
+    ApiKey.INIT_PRODUCER_ID: Row(_r(0, 5), _r(0, 1)),
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: Row(_r(0, 4), _r(0, 3)),
+    ApiKey.ADD_PARTITIONS_TO_TXN: Row(_r(0, 5), _r(0, 2)),
+    ApiKey.ADD_OFFSETS_TO_TXN: Row(_r(0, 4), _r(0, 2)),
+    ApiKey.END_TXN: Row(_r(0, 4), _r(0, 2)),
+    ApiKey.WRITE_TXN_MARKERS: Row(_r(0, 1), _r(0, 1)),
+    ApiKey.TXN_OFFSET_COMMIT: Row(_r(0, 4), _r(0, 4)),
+    ApiKey.DESCRIBE_CONFIGS: Row(_r(0, 4), _r(0, 4)),
+    ApiKey.ALTER_CONFIGS: Row(_r(0, 2), _r(0, 1)),
+    ApiKey.SASL_AUTHENTICATE: Row(_r(0, 2), None),
+    ApiKey.CREATE_PARTITIONS: Row(_r(0, 3), _r(0, 1)),
+    ApiKey.DELETE_GROUPS: Row(_r(0, 2), _r(0, 1)),
+    ApiKey.ELECT_LEADERS: Row(_r(0, 2), _r(0, 2)),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: Row(_r(0, 1), _r(0, 1)),
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: Row(_r(0, 0), _r(0, 0)),
+    ApiKey.LIST_PARTITION_REASSIGNMENTS: Row(_r(0, 0), _r(0, 0)),
+    ApiKey.OFFSET_DELETE: Row(_r(0, 0), _r(0, 0)),
+    ApiKey.DESCRIBE_CLUSTER: Row(_r(0, 1), _r(0, 1)),
+}
+
+# APIs still advertised below Kafka 3.9's newest version. This set may only shrink.
+BEHIND_KAFKA_39 = frozenset(
+    {
+        # Inter-broker APIs: their newer versions carry KRaft-migration fields.
+        ApiKey.LEADER_AND_ISR,
+        ApiKey.STOP_REPLICA,
+        ApiKey.UPDATE_METADATA,
+        # Group membership and the remaining admin and transaction APIs.
+        ApiKey.OFFSET_COMMIT,
+        ApiKey.JOIN_GROUP,
+        ApiKey.HEARTBEAT,
+        ApiKey.LEAVE_GROUP,
+        ApiKey.SYNC_GROUP,
+        ApiKey.DESCRIBE_GROUPS,
+        ApiKey.LIST_GROUPS,
+        ApiKey.API_VERSIONS,
+        ApiKey.CREATE_TOPICS,
+        ApiKey.DELETE_TOPICS,
+        ApiKey.INIT_PRODUCER_ID,
+        ApiKey.OFFSET_FOR_LEADER_EPOCH,
+        ApiKey.ADD_PARTITIONS_TO_TXN,
+        ApiKey.ADD_OFFSETS_TO_TXN,
+        ApiKey.END_TXN,
+        ApiKey.ALTER_CONFIGS,
+        ApiKey.CREATE_PARTITIONS,
+        ApiKey.DELETE_GROUPS,
+    }
+)
+
+
+def test_every_advertised_api_has_a_row() -> None:
+    assert set(ADVERTISED_VERSIONS) <= set(KAFKA_39)
+
+
+@pytest.mark.parametrize("key", list(KAFKA_39), ids=lambda key: key.name)
+def test_spate_advertises_the_range_its_row_names(key: ApiKey) -> None:
+    assert ADVERTISED_VERSIONS.get(key) == KAFKA_39[key].spate
+
+
+@pytest.mark.parametrize("key", list(ADVERTISED_VERSIONS), ids=lambda key: key.name)
+def test_no_range_goes_beyond_what_kafka_39_serves(key: ApiKey) -> None:
+    kafka, spate = KAFKA_39[key]
+    assert spate is not None and kafka.min <= spate.min and spate.max <= kafka.max
+
+
+def test_only_the_listed_apis_stay_below_kafka_39() -> None:
+    behind = {key for key, row in KAFKA_39.items() if row.spate is not None and row.spate.max < row.kafka.max}
+    assert behind == BEHIND_KAFKA_39
+
+
+# -- the same bytes as Kafka's own message definitions ------------------------------------------
+
+
+def _kafka_python_messages() -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for module in pkgutil.walk_packages(kafka.protocol.__path__, "kafka.protocol."):
+        try:
+            loaded = importlib.import_module(module.name)
+        except ImportError:
+            continue
+        for name, value in vars(loaded).items():
+            if isinstance(value, type) and issubclass(value, ApiMessage) and value is not ApiMessage:
+                found.setdefault(name, value)
+    return found
+
+
+# kafka-python reads any ApiVersions reply with an error as v0 (Kafka's refusal format), so random samples do not fit.
+KAFKA_PYTHON = {name: cls for name, cls in _kafka_python_messages().items() if name != "ApiVersionsResponse"}
+WIRE_CASES = [
+    pytest.param(schema, version, id=f"{schema.name}-v{version}")
+    for key, span in ADVERTISED_VERSIONS.items()
+    for schema in (REQUESTS[key], RESPONSES[key])
+    for version in range(span.min, span.max + 1)
+    if schema.name in KAFKA_PYTHON and version in range(KAFKA_PYTHON[schema.name].min_version,
+                                                        KAFKA_PYTHON[schema.name].max_version + 1)
+]
+
+
+@pytest.mark.parametrize(("schema", "version"), WIRE_CASES)
+def test_kafka_python_reads_and_rewrites_the_bytes_spate_writes(schema: Any, version: int) -> None:
+    kp_cls = KAFKA_PYTHON[schema.name]
+    for seed in range(3):
+        encoded = schema.encode(SampleMaker(schema, version, seed).message(), version)
+        decoded = kp_cls.decode(encoded, version=version)
+        decoded._header = None  # decoded without a header; encode() looks for one
+        assert decoded.encode(version=version) == encoded, f"seed {seed}"
