@@ -13,6 +13,7 @@ import uuid
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, ConfigResource
 
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.errors import ErrorCode
@@ -175,3 +176,17 @@ def test_produce_v11_appends_and_answers_in_the_flexible_format(broker, topic_na
     assert (result.error_code, result.base_offset) == (ErrorCode.NONE, 1)
     data = _fetch(broker, topic_id, 17).responses[0].partitions[0]
     assert data.high_watermark == 2
+
+
+def test_alter_configs_of_the_deprecated_message_format_version_is_accepted(broker, topic_name) -> None:
+    """What librdkafka's test 0092 does before producing with several message versions."""
+    name = topic_name()
+    _topic_with_records(broker, name, [1000])
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    resource = ConfigResource("topic", name,
+                              set_config={"message.format.version": "0.10.0.0", "retention.ms": "3600000"})
+    admin.alter_configs([resource])[resource].result(timeout=20)
+    described = admin.describe_configs([ConfigResource("topic", name)])
+    configs = next(iter(described.values())).result(timeout=20)
+    assert configs["retention.ms"].value == "3600000"
+    assert "message.format.version" not in configs
