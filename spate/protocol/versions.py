@@ -88,5 +88,9 @@ ADVERTISED_VERSIONS: Mapping[ApiKey, VersionRange] = MappingProxyType(
         ApiKey.LIST_PARTITION_REASSIGNMENTS: VersionRange(0, 0),
         ApiKey.OFFSET_DELETE: VersionRange(0, 0),
         ApiKey.DESCRIBE_CLUSTER: VersionRange(0, 1),
+        ApiKey.DESCRIBE_LOG_DIRS: VersionRange(0, 4),
+        ApiKey.DESCRIBE_PRODUCERS: VersionRange(0, 0),
+        ApiKey.DESCRIBE_TRANSACTIONS: VersionRange(0, 0),
+        ApiKey.LIST_TRANSACTIONS: VersionRange(0, 1),
     }
 )

@@ -137,6 +137,10 @@ class TransactionCoordinator:
     def partition_for(self, transactional_id: str) -> int:
         return self._state.partition_for(transactional_id)
 
+    def coordinator_error(self, transactional_id: str) -> ErrorCode:
+        """NONE when this broker coordinates the id now; else NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS."""
+        return self._state.coordinator_error(transactional_id)
+
     def describe(self, transactional_id: str) -> TxnMetadata | None:
         return self._state.get(transactional_id)
 

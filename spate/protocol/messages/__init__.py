@@ -26,6 +26,9 @@ from spate.protocol.messages import (
     describe_cluster,
     describe_configs,
     describe_groups,
+    describe_log_dirs,
+    describe_producers,
+    describe_transactions,
     elect_leaders,
     end_txn,
     fetch,
@@ -39,6 +42,7 @@ from spate.protocol.messages import (
     list_groups,
     list_offsets,
     list_partition_reassignments,
+    list_transactions,
     metadata,
     offset_commit,
     offset_delete,
@@ -88,6 +92,7 @@ _PAIRS: list[tuple[Any, Any]] = [
     (txn_offset_commit.TxnOffsetCommitRequest, txn_offset_commit.TxnOffsetCommitResponse),
     (describe_configs.DescribeConfigsRequest, describe_configs.DescribeConfigsResponse),
     (alter_configs.AlterConfigsRequest, alter_configs.AlterConfigsResponse),
+    (describe_log_dirs.DescribeLogDirsRequest, describe_log_dirs.DescribeLogDirsResponse),
     (sasl_authenticate.SaslAuthenticateRequest, sasl_authenticate.SaslAuthenticateResponse),
     (create_partitions.CreatePartitionsRequest, create_partitions.CreatePartitionsResponse),
     (delete_groups.DeleteGroupsRequest, delete_groups.DeleteGroupsResponse),
@@ -106,6 +111,12 @@ _PAIRS: list[tuple[Any, Any]] = [
     ),
     (offset_delete.OffsetDeleteRequest, offset_delete.OffsetDeleteResponse),
     (describe_cluster.DescribeClusterRequest, describe_cluster.DescribeClusterResponse),
+    (describe_producers.DescribeProducersRequest, describe_producers.DescribeProducersResponse),
+    (
+        describe_transactions.DescribeTransactionsRequest,
+        describe_transactions.DescribeTransactionsResponse,
+    ),
+    (list_transactions.ListTransactionsRequest, list_transactions.ListTransactionsResponse),
 ]
 
 
