@@ -149,7 +149,17 @@ class TransactionCoordinator:
 
     # --- InitProducerId --------------------------------------------------------------------
 
-    def init_producer_id(self, transactional_id: str, timeout_ms: int) -> InitProducerIdResult:
+    def init_producer_id(
+        self, transactional_id: str, timeout_ms: int, expected: tuple[int, int] | None = None
+    ) -> InitProducerIdResult:
+        """A producer id and epoch for ``transactional_id``; the epoch is bumped if it had one.
+
+        ``expected`` (InitProducerId v3+, KIP-360) is the ``(producer id, epoch)``
+        the caller holds: another id or an older epoch than the current one is a
+        fenced producer (PRODUCER_FENCED), except the epoch just before the
+        current one of an idle id, a retry whose answer was lost, which gets the
+        current epoch again.
+        """
         if not transactional_id:
             return InitProducerIdResult(E.INVALID_REQUEST)
         if not 0 < timeout_ms <= self._config.max_timeout_ms:
@@ -159,6 +169,10 @@ class TransactionCoordinator:
             return InitProducerIdResult(error)
         now = self._scheduler.now_ms()
         current = self._state.get(transactional_id)
+        if expected is not None and current is not None:
+            checked = _check_expected_producer(current, expected)
+            if checked is not None:
+                return checked
         if current is None:
             new = TxnMetadata(transactional_id, self._next_producer_id(), 0, timeout_ms, S.EMPTY, frozenset(), now)
         elif current.state.is_prepare or self._completion.is_pending(transactional_id):
@@ -308,3 +322,15 @@ class TransactionCoordinator:
         if current.producer_epoch != producer_epoch:
             return None, E.PRODUCER_FENCED
         return current, E.NONE
+
+
+def _check_expected_producer(current: TxnMetadata, expected: tuple[int, int]) -> InitProducerIdResult | None:
+    """None when the caller may have the next epoch; otherwise the answer (see ``init_producer_id``)."""
+    producer_id, epoch = expected
+    if producer_id != current.producer_id:
+        return InitProducerIdResult(E.PRODUCER_FENCED)
+    if epoch == current.producer_epoch:
+        return None
+    if epoch == current.producer_epoch - 1 and current.state.is_idle:
+        return InitProducerIdResult(E.NONE, current.producer_id, current.producer_epoch)
+    return InitProducerIdResult(E.PRODUCER_FENCED)

@@ -27,6 +27,9 @@ _BUILT_UP_TO = {
     ApiKey.DELETE_RECORDS: 1,
     ApiKey.TXN_OFFSET_COMMIT: 2,
     ApiKey.DESCRIBE_CONFIGS: 2,
+    ApiKey.DELETE_TOPICS: 5,
+    # v4 only lets a broker report features whose lowest version is 0; the client reads no features.
+    ApiKey.API_VERSIONS: 3,
 }
 
 CLIENT_VERSIONS: Mapping[ApiKey, VersionRange] = MappingProxyType(

@@ -17,9 +17,12 @@ from confluent_kafka.admin import AdminClient, ConfigResource
 
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.errors import ErrorCode
+from spate.protocol.messages.create_topics import CreateTopicsRequest
+from spate.protocol.messages.delete_topics import DeleteTopicsRequest
 from spate.protocol.messages.describe_configs import DescribeConfigsRequest
 from spate.protocol.messages.fetch import FetchRequest
 from spate.protocol.messages.find_coordinator import KEY_TYPE_GROUP, FindCoordinatorRequest
+from spate.protocol.messages.init_producer_id import InitProducerIdRequest
 from spate.protocol.messages.list_offsets import ListOffsetsRequest
 from spate.protocol.messages.metadata import MetadataRequest
 from spate.protocol.messages.offset_fetch import OffsetFetchRequest
@@ -190,3 +193,63 @@ def test_alter_configs_of_the_deprecated_message_format_version_is_accepted(brok
     configs = next(iter(described.values())).result(timeout=20)
     assert configs["retention.ms"].value == "3600000"
     assert "message.format.version" not in configs
+
+
+def test_create_topics_v7_answers_the_topic_id_partitions_replication_and_configs(broker, topic_name) -> None:
+    name = topic_name()
+    Q = CreateTopicsRequest
+    body = Q(topics=[Q.CreatableTopic(name=name, num_partitions=3, replication_factor=1,
+                                      configs=[Q.CreatableTopicConfig(name="retention.ms", value="60000")])],
+             timeout_ms=20000)
+    created = call(broker.bootstrap, ApiKey.CREATE_TOPICS, 7, body).topics[0]
+    assert (created.error_code, created.num_partitions, created.replication_factor) == (ErrorCode.NONE, 3, 1)
+    configs = {c.name: (c.value, c.config_source) for c in created.configs}
+    assert configs["retention.ms"] == ("60000", 1)  # DYNAMIC_TOPIC_CONFIG
+    assert configs["cleanup.policy"][1] == 5  # DEFAULT_CONFIG
+    metadata = call(broker.bootstrap, ApiKey.METADATA, 12,
+                    MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=name)]))
+    assert created.topic_id == metadata.topics[0].topic_id != uuid.UUID(int=0)
+
+
+def test_delete_topics_v6_deletes_a_topic_named_by_id(broker, topic_name) -> None:
+    name = topic_name()
+    topic_id = _topic_with_records(broker, name, [1000])
+    unknown = uuid.uuid4()
+    Q = DeleteTopicsRequest
+    body = Q(topics=[Q.DeleteTopicState(name=None, topic_id=topic_id),
+                     Q.DeleteTopicState(name=None, topic_id=unknown)], timeout_ms=20000)
+    results = {r.topic_id: r for r in call(broker.bootstrap, ApiKey.DELETE_TOPICS, 6, body).responses}
+    assert (results[topic_id].name, results[topic_id].error_code) == (name, ErrorCode.NONE)
+    assert (results[unknown].name, results[unknown].error_code) == (None, ErrorCode.UNKNOWN_TOPIC_ID)
+
+
+def _init_producer_id(broker, version: int, txn_id: str, producer_id: int = -1, epoch: int = -1):
+    body = InitProducerIdRequest(transactional_id=txn_id, transaction_timeout_ms=60000, producer_id=producer_id,
+                                 producer_epoch=epoch)
+    deadline = time.monotonic() + 20
+    while True:  # the transaction coordinator may still be loading its partition
+        answer = call(broker.bootstrap, ApiKey.INIT_PRODUCER_ID, version, body)
+        if answer.error_code not in (ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.NOT_COORDINATOR,
+                                     ErrorCode.CONCURRENT_TRANSACTIONS) or time.monotonic() > deadline:
+            return answer
+        time.sleep(0.2)
+
+
+def test_init_producer_id_v5_bumps_the_epoch_of_the_holder_and_fences_a_stale_one(broker, topic_name) -> None:
+    txn_id = topic_name("txn")
+    first = _init_producer_id(broker, 5, txn_id)
+    assert (first.error_code, first.producer_epoch) == (ErrorCode.NONE, 0)
+    bumped = _init_producer_id(broker, 5, txn_id, first.producer_id, 0)
+    assert (bumped.error_code, bumped.producer_id, bumped.producer_epoch) == (ErrorCode.NONE, first.producer_id, 1)
+    # The same request again, as after a lost answer: the current epoch, not another bump.
+    retried = _init_producer_id(broker, 5, txn_id, first.producer_id, 0)
+    assert (retried.error_code, retried.producer_epoch) == (ErrorCode.NONE, 1)
+    bumped_again = _init_producer_id(broker, 5, txn_id, first.producer_id, 1)
+    assert bumped_again.producer_epoch == 2
+    assert _init_producer_id(broker, 5, txn_id, first.producer_id, 0).error_code == ErrorCode.PRODUCER_FENCED
+    assert _init_producer_id(broker, 3, txn_id, first.producer_id, 0).error_code == ErrorCode.INVALID_PRODUCER_EPOCH
+    assert _init_producer_id(broker, 5, txn_id, first.producer_id + 1, 2).error_code == ErrorCode.PRODUCER_FENCED
+
+
+def test_init_producer_id_v5_needs_both_the_id_and_the_epoch(broker, topic_name) -> None:
+    assert _init_producer_id(broker, 5, topic_name("txn"), 7, -1).error_code == ErrorCode.INVALID_REQUEST

@@ -12,9 +12,9 @@ import pytest
 from spate.protocol import (
     ADVERTISED_VERSIONS,
     ApiKey,
+    InvalidRequestError,
     Request,
     ServerConnection,
-    InvalidRequestError,
     UnsupportedVersionError,
     VersionRange,
     encode_request,
@@ -55,8 +55,8 @@ def refused_header(hex_payload: str) -> Any:
     return raised.value.header
 
 
-# Everything captured except kafka-python's opening ApiVersions v4, above the advertised range.
-SERVED_GOLDEN = [name for name in vars(golden) if name.isupper() and name != "KAFKA_PYTHON_API_VERSIONS_V4"]
+# Every frame captured from a client is served.
+SERVED_GOLDEN = [name for name in vars(golden) if name.isupper()]
 
 
 @pytest.mark.parametrize("name", SERVED_GOLDEN)
@@ -111,7 +111,12 @@ def test_librdkafka_produce_v7_carries_a_valid_record_batch() -> None:
     assert not header.has_producer_id
 
 
-def test_kafka_python_opens_with_api_versions_v4_which_is_refused_with_its_header() -> None:
+def test_kafka_python_opens_with_api_versions_v4_which_is_served() -> None:
+    request = serve_one(golden.KAFKA_PYTHON_API_VERSIONS_V4)
+    assert (request.api_key, request.api_version, request.header.client_id) == (18, 4, "kp-golden")
+
+
+def test_a_broker_serving_api_versions_up_to_v2_refuses_kafka_python_v4_with_its_header() -> None:
     header = refused_header(golden.KAFKA_PYTHON_API_VERSIONS_V4)
     assert (header.api_key, header.api_version, header.client_id) == (18, 4, "kp-golden")
 
