@@ -12,8 +12,8 @@ import time
 import uuid
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, ConfigResource
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.errors import ErrorCode
@@ -253,3 +253,18 @@ def test_init_producer_id_v5_bumps_the_epoch_of_the_holder_and_fences_a_stale_on
 
 def test_init_producer_id_v5_needs_both_the_id_and_the_epoch(broker, topic_name) -> None:
     assert _init_producer_id(broker, 5, topic_name("txn"), 7, -1).error_code == ErrorCode.INVALID_REQUEST
+
+
+def test_keyless_records_for_a_compacted_topic_fail_one_by_one(broker, topic_name) -> None:
+    """Produce v8+ record errors: librdkafka fails the keyless records with INVALID_RECORD, the rest retriably."""
+    name = topic_name()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic(name, 1, 1, config={"cleanup.policy": "compact"})])[name].result(timeout=20)
+    outcomes: list[int] = []
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 100, "retries": 0})
+    for i in range(10):
+        producer.produce(name, key=None if i % 5 == 0 else f"k{i}".encode(), value=b"v", partition=0,
+                         on_delivery=lambda err, _msg: outcomes.append(err.code() if err else 0))
+    assert producer.flush(20) == 0
+    assert outcomes.count(KafkaError.INVALID_RECORD) == 2
+    assert outcomes.count(0) == 0  # the batch is refused as a whole
