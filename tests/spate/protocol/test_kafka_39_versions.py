@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import uuid
 from typing import Any, NamedTuple
 
 import kafka.protocol
@@ -22,7 +23,9 @@ import pytest
 from kafka.protocol.api_message import ApiMessage
 
 from spate.protocol.api_keys import ApiKey
+from spate.protocol.connection import ServerConnection, decode_response
 from spate.protocol.messages import REQUESTS, RESPONSES
+from spate.protocol.messages.fetch import FetchResponse
 from spate.protocol.versions import ADVERTISED_VERSIONS, VersionRange
 from tests.spate.protocol.test_message_round_trips import SampleMaker
 
@@ -153,3 +156,18 @@ def test_kafka_python_reads_and_rewrites_the_bytes_spate_writes(schema: Any, ver
         decoded = kp_cls.decode(encoded, version=version)
         decoded._header = None  # decoded without a header; encode() looks for one
         assert decoded.encode(version=version) == encoded, f"seed {seed}"
+
+
+@pytest.mark.parametrize("version", [12, 13, 16, 17])
+def test_flexible_fetch_responses_leave_large_record_sets_as_their_own_part(version: int) -> None:
+    """Compact record lengths in flexible versions must not stop sendfile from serving the records."""
+    records = bytes(range(256)) * 100
+    R = FetchResponse
+    body = R(responses=[R.FetchableTopicResponse(topic_id=uuid.uuid4(), partitions=[
+        R.PartitionData(partition_index=0, high_watermark=10, records=records)])])
+    contiguous = ServerConnection().encode_response(3, ApiKey.FETCH, version, body)
+    parts = ServerConnection().encode_response_parts(3, ApiKey.FETCH, version, body)
+    assert any(part is records for part in parts)
+    assert b"".join(parts) == contiguous
+    decoded = decode_response(ApiKey.FETCH, version, contiguous[4:]).body
+    assert bytes(decoded.responses[0].partitions[0].records) == records
