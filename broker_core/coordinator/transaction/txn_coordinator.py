@@ -144,6 +144,10 @@ class TransactionCoordinator:
     def describe(self, transactional_id: str) -> TxnMetadata | None:
         return self._state.get(transactional_id)
 
+    @property
+    def is_loading(self) -> bool:
+        return self._state.is_loading
+
     def transactions(self) -> list[TxnMetadata]:
         return list(self._state)
 

@@ -5,7 +5,10 @@ Filters combine: a state name among ``state_filters`` (Kafka's names,
 ``unknown_state_filters``), a producer id among ``producer_id_filters``,
 and from v1 a transaction open for longer than ``duration_filter``
 milliseconds (as in Kafka, an id with no open transaction passes it). An
-empty filter matches everything; Dead ids are never listed. Admin clients ask every broker and merge the answers.
+empty filter matches everything; Dead ids are never listed. Admin clients
+ask every broker and merge the answers; while a partition of
+``__transaction_state`` is still loading the answer is
+COORDINATOR_LOAD_IN_PROGRESS (the client retries), as Kafka answers.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
     unknown = [name for name in body.state_filters if name not in STATES_BY_NAME]
     if ctx.txn_coordinator is None:
         return R(throttle_time_ms=0, error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE, unknown_state_filters=unknown)
+    if ctx.txn_coordinator.is_loading:
+        return R(throttle_time_ms=0, error_code=ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, unknown_state_filters=unknown)
     states = {STATES_BY_NAME[name] for name in body.state_filters if name in STATES_BY_NAME}
     if body.state_filters and not states:
         # Only unknown states were asked for: nothing can match.
