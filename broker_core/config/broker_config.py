@@ -21,6 +21,7 @@ from typing import Iterable, Mapping, Sequence, TypeVar, cast
 from broker_core.config.broker_properties import BROKER_PROPERTIES
 from broker_core.config.config_source import EffectiveValue
 from broker_core.config.definitions import ConfigValue, InvalidValue, PropertyDef, PropertyType, render_value
+from broker_core.config.deprecated_configs import is_ignored_broker_property
 from broker_core.config.errors import ConfigError
 from broker_core.config.listeners import Listener, parse_protocol_map, resolve_listeners
 from broker_core.config.properties_file import read_properties_file
@@ -238,8 +239,11 @@ def _build(settings: Iterable[_Setting], *, path: Path | None) -> BrokerConfig:
     for setting in settings:  # later settings (file order, then overrides) win
         latest[setting.key] = setting
     values: dict[str, ConfigValue] = {name: d.default for name, d in BROKER_PROPERTIES.items()}
-    for key, setting in latest.items():
+    for key, setting in list(latest.items()):
         definition = BROKER_PROPERTIES.get(key)
+        if definition is None and is_ignored_broker_property(key):
+            del latest[key]
+            continue
         if definition is None and (base := listener_property_base(key)) is not None:
             definition = BROKER_PROPERTIES[base]  # a listener.name.<l>. override, parsed as its property
         if definition is None:

@@ -19,6 +19,7 @@ from typing import Mapping, Sequence
 
 from broker_core.config.broker_config import BrokerConfig
 from broker_core.config.definitions import PropertyType, render_value
+from broker_core.config.deprecated_configs import is_ignored_topic_config
 from broker_core.config.errors import ConfigError
 from broker_core.config.topic_config import TOPIC_CONFIGS, effective_topic_values, validate_topic_configs
 from spate.protocol.errors import ErrorCode, KafkaError
@@ -46,6 +47,8 @@ def apply_incremental_ops(
     for op in ops:
         if op.operation == OP_DELETE:
             overrides.pop(op.name, None)
+            continue
+        if is_ignored_topic_config(op.name):
             continue
         if op.value is None:
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"{_OPERATIONS[op.operation]} of {op.name} has a null value")

@@ -37,6 +37,7 @@ from broker_core.config.definitions import (
     at_least,
     render_value,
 )
+from broker_core.config.deprecated_configs import is_ignored_topic_config
 from broker_core.config.errors import ConfigError
 from spate.protocol.messages.describe_configs import ConfigSource
 
@@ -310,6 +311,8 @@ def validate_topic_configs(configs: Mapping[str, str | None]) -> dict[str, str]:
     canonical: dict[str, str] = {}
     parsed: dict[str, ConfigValue] = {}
     for key, text in configs.items():
+        if is_ignored_topic_config(key):
+            continue
         entry = TOPIC_CONFIGS.get(key)
         if entry is None:
             raise ConfigError(f"unknown topic config{_topic_suggestion(key)}", key=key, value=text)

@@ -42,6 +42,9 @@ class ProducePartitionStatus:
     base_offset: int = -1
     log_append_time: int = -1
     log_start_offset: int = -1
+    # Produce v8+: why the append failed, and which records of the batch made it fail.
+    error_message: str | None = None
+    record_errors: tuple[tuple[int, str], ...] = ()
     # acks=all: the high watermark this partition waits for (its last offset + 1).
     required_offset: int = -1
     acks_pending: bool = False

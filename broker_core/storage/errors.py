@@ -53,6 +53,17 @@ class ControlBatchFromClientError(InvalidAppendError):
     """A produce request carried a control batch; only the broker writes markers (INVALID_RECORD)."""
 
 
+class InvalidRecordsError(InvalidAppendError):
+    """Records the topic refuses, named by their index in their batch (Produce v8+ ``record_errors``).
+
+    A compacted topic refuses records without a key, as Kafka's LogValidator does.
+    """
+
+    def __init__(self, message: str, record_errors: tuple[tuple[int, str], ...]) -> None:
+        super().__init__(message)
+        self.record_errors = record_errors
+
+
 class RecordTooLargeError(InvalidAppendError):
     """A single batch is larger than the topic's ``max.message.bytes``."""
 

@@ -10,6 +10,11 @@ private copy:
 * for ``message.timestamp.type=LogAppendTime``, the timestamp-type attribute
   bit and ``maxTimestamp``, which are covered, so the CRC is recomputed.
 
+The one exception: a client's batch (``allow_control=False``) for a compacted topic is decoded to check
+that every record has a key (compaction keeps the last record per key, so a
+keyless one could never be compacted); the keyless records are named by their
+index in their batch, as Kafka answers them in Produce v8+.
+
 Nothing touches the log until the whole append validated, so a bad batch
 anywhere rejects the append as a whole. The headers returned are the ones
 later steps (producer state, the indexes) work from, so no batch header is
@@ -22,7 +27,12 @@ import struct
 from dataclasses import dataclass
 
 from broker_core.storage.config import LogConfig
-from broker_core.storage.errors import ControlBatchFromClientError, InvalidAppendError, RecordTooLargeError
+from broker_core.storage.errors import (
+    ControlBatchFromClientError,
+    InvalidAppendError,
+    InvalidRecordsError,
+    RecordTooLargeError,
+)
 from spate.records.batch import (
     CRC_OFFSET,
     CRC_START,
@@ -37,6 +47,7 @@ from spate.records.batch import (
     stamp_partition_leader_epoch,
     validate_batch,
 )
+from spate.records.reader import decode_batch_columns
 
 _INT16 = struct.Struct(">h")
 _INT64 = struct.Struct(">q")
@@ -130,6 +141,8 @@ def validate_append(
     position = 0
     while position < len(data):
         header = _checked_batch(data, position, config.max_message_bytes, allow_control)
+        if not allow_control and config.compact_enabled:  # a client's batch for a compacted topic
+            _check_keys(data, position)
         if assign_offsets:
             header = _assign(data, header, expected, leader_epoch, stamp_time)
         elif header.base_offset < expected:
@@ -163,6 +176,21 @@ def _checked_batch(data: bytearray, position: int, max_message_bytes: int, allow
             f"batch at position {position} is a control batch; clients may not write markers"
         )
     return header
+
+
+COMPACTED_WITHOUT_KEY = "Compacted topic cannot accept message without key."
+
+
+def _check_keys(data: bytearray, position: int) -> None:
+    """Refuse the batch at ``position`` if any of its records lacks a key (a compacted topic's rule)."""
+    keys = decode_batch_columns(data, position).keys
+    keyless = tuple((index, COMPACTED_WITHOUT_KEY) for index, key in enumerate(keys) if key is None)
+    if keyless:
+        raise InvalidRecordsError(
+            f"batch at position {position}: {len(keyless)} of its {len(keys)} records have no key, "
+            "which a compacted topic refuses",
+            keyless,
+        )
 
 
 def _assign(

@@ -359,6 +359,13 @@ class UnifiedLog:
                 return record.timestamp, record.offset
         return found.timestamp, found.offset
 
+    def max_timestamp_and_offset(self) -> tuple[int, int] | None:
+        """``(timestamp, offset)`` of the first record carrying the log's largest timestamp (ListOffsets -3)."""
+        found = self._local.max_timestamp_and_offset()
+        if found is None or found.timestamp < 0:
+            return None
+        return self.offset_for_timestamp(found.timestamp)
+
     # ---------------------------------------------------------- maintenance
 
     @reports_io_errors

@@ -1,9 +1,18 @@
-"""``spate transactions list|describe``: the transactional ids the coordinators know.
+"""``spate transactions list|describe|describe-producers|find-hanging``, as ``kafka-transactions.sh``.
 
-The coordinators' state is the compacted topic ``__transaction_state``; the
-command reads it from the beginning to its end and keeps the last value of
-each transactional id (a tombstone removes it), which is exactly what a
+``list`` and ``describe`` show the transactional ids the coordinators know.
+Their state is the compacted topic ``__transaction_state``; the command
+reads it from the beginning to its end and keeps the last value of each
+transactional id (a tombstone removes it), which is exactly what a
 coordinator loads when it takes a partition over.
+
+``describe-producers`` asks a partition's leader which producers it
+remembers (DescribeProducers), and ``find-hanging`` looks for transactions a
+partition holds open that their coordinator no longer does (KIP-664): an
+open transaction older than ``--max-transaction-timeout`` minutes, or one
+whose coordinator has no Ongoing or Prepare transaction of that producer on
+that partition. A hanging transaction holds back the last stable offset, so
+read_committed consumers stall at it.
 """
 
 from __future__ import annotations
@@ -16,9 +25,17 @@ from typing import Any
 
 from rich.table import Table
 
-from spate.cli.common import add_connection_arguments, client_errors, command_group, console
+from spate.cli.common import (
+    add_connection_arguments,
+    client_errors,
+    command_group,
+    console,
+    non_negative_int,
+    open_admin,
+)
 from spate.cli.errors import CliError
 from spate.client import Admin, Consumer, TopicPartition
+from spate.client.admin.transaction_admin import ProducerState
 from spate.protocol.internal_records.transaction_log import (
     TRANSACTION_STATE_TOPIC,
     TxnLogRecordError,
@@ -39,7 +56,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     describe = commands.add_parser("describe", help="one transactional id, with the partitions of its transaction")
     describe.add_argument("transactional_id", metavar="TRANSACTIONAL_ID")
     describe.set_defaults(func=run_describe)
-    for command in (listing, describe):
+    producers = commands.add_parser("describe-producers", help="the producers a partition's leader remembers")
+    producers.add_argument("--topic", required=True)
+    producers.add_argument("--partition", type=non_negative_int, required=True)
+    producers.set_defaults(func=run_describe_producers)
+    hanging = commands.add_parser("find-hanging", help="open transactions their coordinator no longer knows of")
+    hanging.add_argument("--topic", required=True)
+    hanging.add_argument("--partition", type=non_negative_int, help="one partition (default: every partition)")
+    hanging.add_argument("--max-transaction-timeout", type=non_negative_int, default=15, metavar="MINUTES",
+                         help="a transaction open longer than this is hanging (default: 15, Kafka's maximum)")
+    hanging.set_defaults(func=run_find_hanging)
+    for command in (listing, describe, producers, hanging):
         add_connection_arguments(command)
 
 
@@ -127,3 +154,73 @@ def run_describe(args: argparse.Namespace) -> int:
     else:
         out.print("No partitions in a transaction.")
     return 0
+
+
+def run_describe_producers(args: argparse.Namespace) -> int:
+    tp = TopicPartition(args.topic, args.partition)
+    admin = open_admin(args)
+    with client_errors(args.bootstrap_server):
+        try:
+            producers = admin.describe_producers([tp])[tp]
+        finally:
+            admin.close()
+    out = console()
+    if not producers:
+        out.print(f"No producers on {tp.topic}-{tp.partition}.")
+        return 0
+    table = Table("PRODUCER-ID", "EPOCH", "LATEST-COORDINATOR-EPOCH", "LAST-SEQUENCE", "LAST-TIMESTAMP",
+                  "CURRENT-TRANSACTION-START-OFFSET")
+    for p in producers:
+        start = str(p.current_txn_start_offset) if p.current_txn_start_offset >= 0 else "None"
+        table.add_row(str(p.producer_id), str(p.producer_epoch), str(p.coordinator_epoch), str(p.last_sequence),
+                      _time(p.last_timestamp), start)
+    out.print(table)
+    return 0
+
+
+def run_find_hanging(args: argparse.Namespace) -> int:
+    admin = open_admin(args)
+    with client_errors(args.bootstrap_server):
+        try:
+            hanging = _find_hanging(admin, args)
+        finally:
+            admin.close()
+    out = console()
+    if not hanging:
+        out.print("No hanging transactions.")
+        return 0
+    table = Table("TOPIC", "PARTITION", "PRODUCER-ID", "EPOCH", "COORDINATOR-EPOCH", "START-OFFSET",
+                  "LAST-TIMESTAMP", "DURATION-MIN")
+    now = time.time() * 1000
+    for tp, p in hanging:
+        table.add_row(tp.topic, str(tp.partition), str(p.producer_id), str(p.producer_epoch),
+                      str(p.coordinator_epoch), str(p.current_txn_start_offset), _time(p.last_timestamp),
+                      str(int((now - p.last_timestamp) // 60_000)))
+    out.print(table)
+    return 0
+
+
+def _find_hanging(admin: Admin, args: argparse.Namespace) -> list[tuple[TopicPartition, ProducerState]]:
+    if args.partition is not None:
+        partitions = [TopicPartition(args.topic, args.partition)]
+    else:
+        description = admin.describe_topics([args.topic])[args.topic]
+        partitions = [TopicPartition(args.topic, p.partition) for p in description.partitions]
+    open_txns = [(tp, p) for tp, producers in admin.describe_producers(partitions).items()
+                 for p in producers if p.current_txn_start_offset >= 0]
+    max_open_ms = args.max_transaction_timeout * 60_000
+    now = time.time() * 1000
+    hanging = [(tp, p) for tp, p in open_txns if now - p.last_timestamp > max_open_ms]
+    candidates = [(tp, p) for tp, p in open_txns if now - p.last_timestamp <= max_open_ms]
+    if not candidates:
+        return hanging
+    listed = admin.list_transactions(producer_ids={p.producer_id for _, p in candidates})
+    by_producer = {t.producer_id: t.transactional_id for t in listed}
+    described = admin.describe_transactions(set(by_producer.values())) if by_producer else {}
+    for tp, p in candidates:
+        txn = described.get(by_producer.get(p.producer_id, ""))
+        known = (txn is not None and txn.producer_epoch == p.producer_epoch and tp in txn.partitions
+                 and txn.state in ("Ongoing", "PrepareCommit", "PrepareAbort"))
+        if not known:
+            hanging.append((tp, p))
+    return sorted(hanging, key=lambda item: (item[0], item[1].producer_id))

@@ -209,7 +209,7 @@ class ServerConnection:
             body, end = schema.decode_from(mv, pos, api_version)
         except ProtocolDecodeError as exc:
             raise InvalidRequestError(str(exc), header) from None
-        if end != len(mv):
+        if end != len(mv) and not _librdkafka_all_topics_metadata(api_key, api_version, body, len(mv) - end):
             raise InvalidRequestError(f"{len(mv) - end} trailing bytes after {schema.name}", header)
         return Request(header, body, ApiKey(api_key), api_version, len(mv), self.client_host)
 
@@ -261,6 +261,23 @@ def _request_writer(
         schema.encode_into(buf, body, api_version)
 
     return write
+
+
+# librdkafka reserves an int32 for the topic count of a Metadata request and, asking for all topics
+# at v9+, leaves it as written: a compact null (0) followed by three zero bytes, so its own fields
+# end three bytes past where Kafka's parser stops. Kafka ignores bytes after a request body; Spate
+# ignores exactly these (the fields it misses only matter when topics are named).
+_LIBRDKAFKA_METADATA_SLACK = 3
+_FLEXIBLE_METADATA_FROM_VERSION = 9
+
+
+def _librdkafka_all_topics_metadata(api_key: int, api_version: int, body: Any, trailing: int) -> bool:
+    return (
+        api_key == ApiKey.METADATA
+        and api_version >= _FLEXIBLE_METADATA_FROM_VERSION
+        and body.topics is None
+        and trailing == _LIBRDKAFKA_METADATA_SLACK
+    )
 
 
 def decode_response(api_key: int, api_version: int, frame: bytes | bytearray | memoryview) -> Response:

@@ -28,6 +28,7 @@ from broker_core.cluster.metadata_store import BrokerRegistration
 from broker_core.cluster.zk.client import ZkSession
 from broker_core.cluster.zk.controller_election import Leadership
 from broker_core.cluster.zk.errors import ZNodeDecodeError
+from broker_core.cluster.zk.topic_id_assignment import with_topic_id
 from broker_core.cluster.zk.znodes import (
     BrokerIdsZNode,
     BrokerIdZNode,
@@ -133,7 +134,10 @@ class ControllerZk:
     def topic_assignments(
         self, names: Iterable[str], watch: Callable[[str], Watch] | None = None
     ) -> tuple[dict[str, tuple[TopicAssignment, int]], list[MalformedZNode]]:
-        """Each topic's assignment znode and its data version; ``watch(name)`` gives the watch per topic."""
+        """Each topic's assignment znode and its data version; ``watch(name)`` gives the watch per topic.
+
+        A topic without a topic id is given one first (``topic_id_assignment``), as Kafka's controller does.
+        """
         assignments: dict[str, tuple[TopicAssignment, int]] = {}
         malformed: list[MalformedZNode] = []
         for name in names:
@@ -143,7 +147,7 @@ class ControllerZk:
             except NoNodeError:
                 continue
             try:
-                assignments[name] = (TopicZNode.decode(name, data), stat.version)
+                assignments[name] = with_topic_id(self._session, name, TopicZNode.decode(name, data), stat.version)
             except ZNodeDecodeError as exc:
                 malformed.append(MalformedZNode(path, str(exc)))
         return assignments, malformed

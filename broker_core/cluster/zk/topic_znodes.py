@@ -34,6 +34,7 @@ from broker_core.cluster.errors import (
 )
 from broker_core.cluster.metadata_store import NO_LEADER, PartitionState, TopicDescription
 from broker_core.cluster.zk.client import ZkSession
+from broker_core.cluster.zk.topic_id_assignment import with_topic_id
 from broker_core.cluster.zk.znodes.admin import DeleteTopicZNode
 from broker_core.cluster.zk.znodes.configs import TOPIC, ConfigChangeNotificationZNode, TopicConfigZNode
 from broker_core.cluster.zk.znodes.topics import (
@@ -92,9 +93,9 @@ class TopicZNodes:
             data, stat = self._session.get(TopicZNode.path(name))
         except NoNodeError:
             raise UnknownTopicError(name) from None
-        assignment = TopicZNode.decode(name, data)
-        if assignment.topic_id is None:
-            raise MetadataError(f"topic {name!r} has no topic id (written by a Kafka older than 2.8)")
+        assignment, version = with_topic_id(self._session, name, TopicZNode.decode(name, data), stat.version)
+        if assignment.topic_id is None:  # with_topic_id never returns one without an id
+            raise MetadataError(f"topic {name!r} has no topic id")
         state_paths = {p: TopicPartitionStateZNode.path(name, p) for p in assignment.partitions}
         states = self._session.get_many(list(state_paths.values()))
         partitions = {
@@ -102,7 +103,7 @@ class TopicZNodes:
             for partition, replicas in assignment.partitions.items()
         }
         description = TopicDescription(name, assignment.topic_id, partitions, self.read_configs(name))
-        return StoredTopic(description, assignment, stat.version)
+        return StoredTopic(description, assignment, version)
 
     def read_configs(self, name: str) -> dict[str, str]:
         try:

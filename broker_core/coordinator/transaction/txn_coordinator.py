@@ -137,15 +137,33 @@ class TransactionCoordinator:
     def partition_for(self, transactional_id: str) -> int:
         return self._state.partition_for(transactional_id)
 
+    def coordinator_error(self, transactional_id: str) -> ErrorCode:
+        """NONE when this broker coordinates the id now; else NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS."""
+        return self._state.coordinator_error(transactional_id)
+
     def describe(self, transactional_id: str) -> TxnMetadata | None:
         return self._state.get(transactional_id)
+
+    @property
+    def is_loading(self) -> bool:
+        return self._state.is_loading
 
     def transactions(self) -> list[TxnMetadata]:
         return list(self._state)
 
     # --- InitProducerId --------------------------------------------------------------------
 
-    def init_producer_id(self, transactional_id: str, timeout_ms: int) -> InitProducerIdResult:
+    def init_producer_id(
+        self, transactional_id: str, timeout_ms: int, expected: tuple[int, int] | None = None
+    ) -> InitProducerIdResult:
+        """A producer id and epoch for ``transactional_id``; the epoch is bumped if it had one.
+
+        ``expected`` (InitProducerId v3+, KIP-360) is the ``(producer id, epoch)``
+        the caller holds: another id or an older epoch than the current one is a
+        fenced producer (PRODUCER_FENCED), except the epoch just before the
+        current one of an idle id, a retry whose answer was lost, which gets the
+        current epoch again.
+        """
         if not transactional_id:
             return InitProducerIdResult(E.INVALID_REQUEST)
         if not 0 < timeout_ms <= self._config.max_timeout_ms:
@@ -155,6 +173,10 @@ class TransactionCoordinator:
             return InitProducerIdResult(error)
         now = self._scheduler.now_ms()
         current = self._state.get(transactional_id)
+        if expected is not None and current is not None:
+            checked = _check_expected_producer(current, expected)
+            if checked is not None:
+                return checked
         if current is None:
             new = TxnMetadata(transactional_id, self._next_producer_id(), 0, timeout_ms, S.EMPTY, frozenset(), now)
         elif current.state.is_prepare or self._completion.is_pending(transactional_id):
@@ -304,3 +326,15 @@ class TransactionCoordinator:
         if current.producer_epoch != producer_epoch:
             return None, E.PRODUCER_FENCED
         return current, E.NONE
+
+
+def _check_expected_producer(current: TxnMetadata, expected: tuple[int, int]) -> InitProducerIdResult | None:
+    """None when the caller may have the next epoch; otherwise the answer (see ``init_producer_id``)."""
+    producer_id, epoch = expected
+    if producer_id != current.producer_id:
+        return InitProducerIdResult(E.PRODUCER_FENCED)
+    if epoch == current.producer_epoch:
+        return None
+    if epoch == current.producer_epoch - 1 and current.state.is_idle:
+        return InitProducerIdResult(E.NONE, current.producer_id, current.producer_epoch)
+    return InitProducerIdResult(E.PRODUCER_FENCED)

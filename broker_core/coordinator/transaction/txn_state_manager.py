@@ -161,6 +161,11 @@ class TransactionStateManager:
             # One unreadable record must not make every other id of the partition unavailable.
             logger.warning("skipping a __transaction_state record: %s", exc)
 
+    @property
+    def is_loading(self) -> bool:
+        """Whether some partition of ``__transaction_state`` this broker took over is still being read."""
+        return self._partitions.is_loading
+
     def coordinator_error(self, transactional_id: str) -> ErrorCode:
         """NONE when this broker answers for the id now, else the code that sends the client elsewhere."""
         return self._partitions.coordinator_error(transactional_id)

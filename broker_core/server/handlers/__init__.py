@@ -32,6 +32,9 @@ from broker_core.server.handlers import (
     describe_cluster,
     describe_configs,
     describe_groups,
+    describe_log_dirs,
+    describe_producers,
+    describe_transactions,
     describe_user_scram_credentials,
     elect_leaders,
     end_txn,
@@ -46,6 +49,7 @@ from broker_core.server.handlers import (
     list_groups,
     list_offsets,
     list_partition_reassignments,
+    list_transactions,
     metadata,
     offset_commit,
     offset_delete,
@@ -102,6 +106,10 @@ _HANDLERS: Mapping[ApiKey, Callable[[BrokerContext, Request], Any]] = {
     ApiKey.ELECT_LEADERS: elect_leaders.handle,
     ApiKey.ALTER_PARTITION_REASSIGNMENTS: alter_partition_reassignments.handle,
     ApiKey.LIST_PARTITION_REASSIGNMENTS: list_partition_reassignments.handle,
+    ApiKey.DESCRIBE_LOG_DIRS: describe_log_dirs.handle,
+    ApiKey.DESCRIBE_PRODUCERS: describe_producers.handle,
+    ApiKey.DESCRIBE_TRANSACTIONS: describe_transactions.handle,
+    ApiKey.LIST_TRANSACTIONS: list_transactions.handle,
 }
 
 _CLUSTER_HANDLERS: Mapping[ApiKey, Callable[[BrokerContext, Request], Any]] = {

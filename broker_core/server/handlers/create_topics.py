@@ -5,15 +5,22 @@ included, runs before anything is written; the creation itself yields the
 event loop to other clients while it opens logs or writes ZooKeeper. In a
 cluster the answer waits (up to the request's ``timeout_ms``) for the new
 partitions' leaders; ``validate_only`` checks everything and writes nothing.
+
+From v5 a topic created (or that would be) is answered with its partition
+count, replication factor and every topic config with its source (KIP-525);
+from v7 with its topic id (zero when only validated).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from broker_core.config.topic_config import effective_topic_config, validate_topic_configs
 from broker_core.server.context import BrokerContext
+from broker_core.server.handlers.topic_ids import topic_id_of
 from broker_core.server.topic_manager import TopicRequest
 from spate.protocol.connection import Request
+from spate.protocol.errors import ErrorCode
 from spate.protocol.messages.create_topics import CreateTopicsResponse
 
 R = CreateTopicsResponse
@@ -33,7 +40,30 @@ async def handle(ctx: BrokerContext, request: Request) -> Any:
     ]
     outcomes = await ctx.admin.create_topics(requests, validate_only=body.validate_only, timeout_ms=body.timeout_ms)
     results = [
+        _created(ctx, topic, asked) if code == ErrorCode.NONE else
         R.CreatableTopicResult(name=topic.name, error_code=code, error_message=message)
-        for topic, (code, message) in zip(body.topics, outcomes)
+        for topic, asked, (code, message) in zip(body.topics, requests, outcomes)
     ]
     return R(throttle_time_ms=0, topics=results)
+
+
+def _created(ctx: BrokerContext, topic: Any, wanted: TopicRequest) -> Any:
+    if wanted.assignment:
+        partitions, replication = len(wanted.assignment), len(next(iter(wanted.assignment.values())))
+    else:
+        partitions = wanted.num_partitions if wanted.num_partitions > 0 else int(ctx.config.get("num.partitions"))
+        replication = (wanted.replication_factor if wanted.replication_factor > 0
+                       else int(ctx.config.get("default.replication.factor")))
+    configs = effective_topic_config(ctx.config, validate_topic_configs(wanted.configs))
+    return R.CreatableTopicResult(
+        name=topic.name,
+        topic_id=topic_id_of(ctx.metadata, topic.name),
+        error_code=ErrorCode.NONE,
+        num_partitions=partitions,
+        replication_factor=replication,
+        configs=[
+            R.CreatableTopicConfigs(name=name, value=value.value, read_only=False, config_source=value.source,
+                                    is_sensitive=False)
+            for name, value in sorted(configs.items())
+        ],
+    )

@@ -21,6 +21,14 @@ when it named the current leader epoch (it may learn of its assignment later).
 From version 9 each partition names the leader epoch the fetcher knows
 (KIP-320): an older one is FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH.
 
+From version 12 a fetcher names the epoch of the last batch it fetched: when
+the leader's log ends that epoch elsewhere (an earlier epoch, or an end
+offset below the fetch offset), the partition answers no records and a
+``diverging_epoch`` instead (Kafka's KIP-320 check, which consumers use to
+detect truncation). From version 13 topics are named by id: an id the broker
+does not know answers UNKNOWN_TOPIC_ID; from 15 a follower's id comes in
+``replica_state``.
+
 Fetch sessions are declined (session id 0), so every request names all its
 partitions. When less than ``min_bytes`` is available the request waits in
 the purgatory until one of its partitions changes or ``max_wait_ms``.
@@ -36,6 +44,7 @@ from broker_core.replication.partition import Partition
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import error_code_for
 from broker_core.server.handlers.partition_lookup import leader_partition
+from broker_core.server.handlers.topic_ids import topic_names_by_id
 from broker_core.storage.errors import OffsetOutOfRangeError
 from broker_core.storage.txn_index import AbortedTxn
 from spate.protocol.connection import Request
@@ -45,6 +54,8 @@ from spate.protocol.types import FileRangeRef
 from spate.structs import IsolationLevel
 
 R = FetchResponse
+TOPIC_IDS_FROM_VERSION = 13
+REPLICA_STATE_FROM_VERSION = 15
 # Slices below this size are copied into the response; larger ones are sent with sendfile.
 INLINE_RECORDS_LIMIT = 16 * 1024
 
@@ -60,6 +71,7 @@ class _Outcome:
 
 def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
+    _normalize(ctx, body, request.api_version)
     outcome = _read_all(ctx, body, record_followers=True)
     if _done(body, outcome):
         return _answer(ctx, body, outcome)
@@ -73,6 +85,20 @@ def _answer(ctx: BrokerContext, body: Any, outcome: _Outcome) -> Any:
         for topic, messages, size in outcome.sent:
             topics.record_fetch(topic, messages, size, follower=follower)
     return outcome.response
+
+
+def _normalize(ctx: BrokerContext, body: Any, version: int) -> None:
+    """Give every version's request the shape of v12: topic names and a top-level replica id.
+
+    A topic id the broker does not know leaves its topic's name empty, which
+    answers UNKNOWN_TOPIC_ID.
+    """
+    if version >= REPLICA_STATE_FROM_VERSION:
+        body.replica_id = body.replica_state.replica_id
+    if version >= TOPIC_IDS_FROM_VERSION:
+        names = topic_names_by_id(ctx.metadata)
+        for topic in body.topics:
+            topic.topic = names.get(topic.topic_id, "")
 
 
 def _done(body: Any, outcome: _Outcome) -> bool:
@@ -108,7 +134,7 @@ def _read_all(ctx: BrokerContext, body: Any, *, record_followers: bool = False) 
             partitions.append(data)
             if size:
                 sent.append((topic.topic, messages, size))
-        topics.append(R.FetchableTopicResponse(topic=topic.topic, partitions=partitions))
+        topics.append(R.FetchableTopicResponse(topic=topic.topic, topic_id=topic.topic_id, partitions=partitions))
     return _Outcome(R(throttle_time_ms=0, error_code=0, session_id=0, responses=topics), total, errors, sent)
 
 
@@ -118,8 +144,13 @@ def _read_partition(
     """The partition's data, its size in bytes and the records it holds from the fetch offset on."""
     index = wanted.partition
     follower_id = body.replica_id if body.replica_id >= 0 else None
+    if not topic:
+        return _error(index, ErrorCode.UNKNOWN_TOPIC_ID), 0
     try:
         partition = leader_partition(ctx, topic, index, wanted.current_leader_epoch)
+        diverging = _diverging_epoch(partition, wanted)
+        if diverging is not None:
+            return _diverged(index, partition, diverging), 0
         if follower_id is not None and partition.follower(follower_id) is None:
             raise _unknown_follower(partition, follower_id, wanted.current_leader_epoch)
         leader_end_offset = partition.log_end_offset
@@ -154,6 +185,23 @@ def _read_partition(
     )
     messages = max(0, fetched.last_offset + 1 - wanted.fetch_offset) if fetched.size else 0
     return data, fetched.size, messages
+
+
+def _diverging_epoch(partition: Partition, wanted: Any) -> tuple[int, int] | None:
+    """``(epoch, end_offset)`` where the fetcher's log leaves the leader's, or None when it does not."""
+    if wanted.last_fetched_epoch < 0:
+        return None
+    epoch, end_offset = partition.end_offset_for_epoch(wanted.last_fetched_epoch)
+    if epoch < wanted.last_fetched_epoch or end_offset < wanted.fetch_offset:
+        return epoch, end_offset
+    return None
+
+
+def _diverged(index: int, partition: Partition, diverging: tuple[int, int]) -> Any:
+    data = _error(index, ErrorCode.NONE, partition.log_start_offset, partition.high_watermark)
+    data.last_stable_offset = partition.last_stable_offset
+    data.diverging_epoch = R.EpochEndOffset(epoch=diverging[0], end_offset=diverging[1])
+    return data
 
 
 def _unknown_follower(partition: Partition, follower_id: int, current_leader_epoch: int) -> KafkaError:

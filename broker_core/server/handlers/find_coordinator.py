@@ -6,6 +6,10 @@ creation is requested and the answer is COORDINATOR_NOT_AVAILABLE until the
 controller has elected its leaders). The leader comes from the metadata
 view, so any broker of a cluster answers; a partition without a live
 leader answers COORDINATOR_NOT_AVAILABLE.
+
+From v4 a request names several keys of one type and each key gets its own
+entry (node or error); the single-key versions answer at the top level.
+Share-group keys (type 2, v6) are not served: INVALID_REQUEST.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from broker_core.server.metadata_view import leader_of
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode, KafkaError
 from spate.protocol.messages.find_coordinator import (
+    BATCHED_KEYS_FROM_VERSION,
     KEY_TYPE_GROUP,
     KEY_TYPE_TRANSACTION,
     FindCoordinatorResponse,
@@ -32,10 +37,23 @@ def _error(code: ErrorCode, message: str) -> Any:
 
 def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
-    if body.key_type == KEY_TYPE_TRANSACTION:
-        return _transaction_coordinator(ctx, body.key)
-    if body.key_type != KEY_TYPE_GROUP:
-        return _error(ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {body.key_type}")
+    if request.api_version < BATCHED_KEYS_FROM_VERSION:
+        return _find(ctx, body.key_type, body.key)
+    coordinators = [_entry(key, _find(ctx, body.key_type, key)) for key in body.coordinator_keys]
+    return R(throttle_time_ms=0, coordinators=coordinators)
+
+
+def _entry(key: str, found: Any) -> Any:
+    return R.Coordinator(key=key, node_id=found.node_id, host=found.host, port=found.port,
+                         error_code=found.error_code, error_message=found.error_message)
+
+
+def _find(ctx: BrokerContext, key_type: int, key: str) -> Any:
+    """The coordinator of one key, as the single-key versions answer it."""
+    if key_type == KEY_TYPE_TRANSACTION:
+        return _transaction_coordinator(ctx, key)
+    if key_type != KEY_TYPE_GROUP:
+        return _error(ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}")
     coordinator = ctx.group_coordinator
     if coordinator is None:
         return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, "the group coordinator is not running")
@@ -43,7 +61,7 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
         coordinator.ensure_offsets_topic()
     except KafkaError as exc:
         return _error(exc.code, exc.message or "")
-    return _leader_of(ctx, CONSUMER_OFFSETS_TOPIC, coordinator.partition_for(body.key))
+    return _leader_of(ctx, CONSUMER_OFFSETS_TOPIC, coordinator.partition_for(key))
 
 
 def _transaction_coordinator(ctx: BrokerContext, transactional_id: str) -> Any:

@@ -1,8 +1,12 @@
-"""JoinGroup: parked until the group's join phase completes, so the handler returns a future."""
+"""JoinGroup: parked until the group's join phase completes, so the handler returns a future.
+
+From v7 the reply names the group's protocol type; the v8 reason is logged.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 from broker_core.coordinator.group.member import Protocol
@@ -14,6 +18,7 @@ from spate.protocol.errors import ErrorCode
 from spate.protocol.messages.join_group import JoinGroupResponse
 
 R = JoinGroupResponse
+logger = logging.getLogger(__name__)
 # From v4 a member without an id is given one and must join again with it.
 MEMBER_ID_REQUIRED_FROM_VERSION = 4
 
@@ -21,6 +26,8 @@ MEMBER_ID_REQUIRED_FROM_VERSION = 4
 def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
     future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    if body.reason:
+        logger.info("member %r joins group %r: %s", body.member_id, body.group_id, body.reason)
 
     def respond(result: JoinGroupResult) -> None:
         if future.done():
@@ -53,6 +60,7 @@ def _response(result: JoinGroupResult) -> Any:
         throttle_time_ms=0,
         error_code=result.error,
         generation_id=result.generation_id,
+        protocol_type=result.protocol_type,
         protocol_name=result.protocol_name or "",
         leader=result.leader_id,
         member_id=result.member_id,

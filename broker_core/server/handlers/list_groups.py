@@ -1,4 +1,9 @@
-"""ListGroups: every group this broker coordinates."""
+"""ListGroups: every group this broker coordinates.
+
+From v4 the request may filter by state and each group names its state; from
+v5 it may filter by type and each group names its type. Every group here is
+a classic group. Filters match Kafka's names without regard to case.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +14,18 @@ from spate.protocol.connection import Request
 from spate.protocol.messages.list_groups import ListGroupsResponse
 
 R = ListGroupsResponse
+CLASSIC = "classic"
 
 
 def handle(ctx: BrokerContext, request: Request) -> Any:
+    body = request.body
+    states = {state.lower() for state in body.states_filter}
+    types = {kind.lower() for kind in body.types_filter}
     result = ctx.group_coordinator.list_groups()
+    listed = [g for g in result.groups if (not states or g.state.lower() in states) and (not types or CLASSIC in types)]
     return R(
         throttle_time_ms=0,
         error_code=result.error,
-        groups=[R.ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type) for g in result.groups],
+        groups=[R.ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state,
+                              group_type=CLASSIC) for g in listed],
     )

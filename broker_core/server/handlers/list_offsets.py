@@ -10,6 +10,12 @@ client retries) rather than an offset that could go back.
 
 From version 4 each partition names the leader epoch the client knows
 (KIP-320): an older one is FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH.
+
+From version 7, -3 asks for the record with the largest timestamp (KIP-734),
+answered like a timestamp lookup (never at or past what the client may
+fetch); from 8, -4 for the earliest offset in local storage, which without
+tiered storage is the log start offset; from 9, -5 for the latest tiered
+offset, which without tiered storage is -1, as Kafka answers.
 """
 
 from __future__ import annotations
@@ -22,7 +28,12 @@ from broker_core.server.errors import error_code_for
 from broker_core.server.handlers.partition_lookup import leader_partition
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode, KafkaError
-from spate.protocol.messages.list_offsets import ListOffsetsResponse
+from spate.protocol.messages.list_offsets import (
+    EARLIEST_LOCAL_TIMESTAMP,
+    LATEST_TIERED_TIMESTAMP,
+    MAX_TIMESTAMP,
+    ListOffsetsResponse,
+)
 from spate.structs import IsolationLevel
 
 R = ListOffsetsResponse
@@ -63,12 +74,14 @@ def _lookup(ctx: BrokerContext, body: Any, topic: str, wanted: Any) -> Any:
 
 def _offset(partition: Partition, timestamp: int, *, from_client: bool, committed: bool) -> tuple[int, int] | None:
     """``(timestamp, offset)`` to answer, or None when no record is at or after ``timestamp``."""
-    if timestamp == EARLIEST:
+    if timestamp in (EARLIEST, EARLIEST_LOCAL_TIMESTAMP):
         return NO_TIMESTAMP, partition.log_start_offset
+    if timestamp == LATEST_TIERED_TIMESTAMP:
+        return NO_TIMESTAMP, -1
     if not from_client:  # a follower: everything in the log
         if timestamp == LATEST:
             return NO_TIMESTAMP, partition.log_end_offset
-        return partition.offset_for_timestamp(timestamp)
+        return _max_timestamp(partition) if timestamp == MAX_TIMESTAMP else partition.offset_for_timestamp(timestamp)
     last_fetchable = partition.last_stable_offset if committed else partition.high_watermark
     start = partition.leader_epoch_start_offset
     not_available = start is not None and start > partition.high_watermark
@@ -76,12 +89,16 @@ def _offset(partition: Partition, timestamp: int, *, from_client: bool, committe
         if not_available:
             raise _offset_not_available(partition, start)
         return NO_TIMESTAMP, last_fetchable
-    found = partition.offset_for_timestamp(timestamp)
+    found = _max_timestamp(partition) if timestamp == MAX_TIMESTAMP else partition.offset_for_timestamp(timestamp)
     if found is not None and found[1] < last_fetchable:
         return found
     if not_available:
         raise _offset_not_available(partition, start)
     return None
+
+
+def _max_timestamp(partition: Partition) -> tuple[int, int] | None:
+    return partition.log.max_timestamp_and_offset()
 
 
 def _offset_not_available(partition: Partition, epoch_start: int | None) -> KafkaError:

@@ -9,6 +9,11 @@ left some out, as Kafka does. Brokers are named by their endpoints on the
 listener the request arrived on; a leader alive but without that listener
 answers LISTENER_NOT_FOUND from v6 on (LEADER_NOT_AVAILABLE before), as
 Kafka does.
+
+From v10 each topic carries its id; from v12 a topic may be asked for by id
+alone (its name null), and an id the broker does not know answers
+UNKNOWN_TOPIC_ID with a null name. Topics asked for by id are never
+auto-created.
 """
 
 from __future__ import annotations
@@ -18,10 +23,12 @@ from typing import Any
 from broker_core.cluster.errors import UnknownTopicError
 from broker_core.cluster.topic_names import is_internal_topic, is_valid_topic_name
 from broker_core.server.context import BrokerContext
+from broker_core.server.handlers.topic_ids import topic_names_by_id
 from broker_core.server.metadata_view import MetadataView, PartitionMetadata
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode
 from spate.protocol.messages.metadata import MetadataResponse
+from spate.protocol.types import ZERO_UUID
 
 R = MetadataResponse
 NO_LEADER_ID = -1
@@ -39,9 +46,12 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
         names = view.topic_names()
         allow_create = False
     else:
-        names = [t.name for t in body.topics]
+        by_id = [t for t in body.topics if t.name is None]
+        names = [t.name for t in body.topics if t.name is not None]
         allow_create = body.allow_auto_topic_creation
     topics = [_describe_topic(ctx, name, allow_create, request.api_version) for name in names]
+    if body.topics is not None and by_id:
+        topics += _describe_topics_by_id(ctx, [t.topic_id for t in by_id], request.api_version)
     return R(
         throttle_time_ms=0,
         brokers=brokers,
@@ -49,6 +59,19 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
         controller_id=view.controller_id(),
         topics=topics,
     )
+
+
+def _describe_topics_by_id(ctx: BrokerContext, topic_ids: list[Any], version: int) -> list[Any]:
+    names = topic_names_by_id(ctx.metadata)
+    described = []
+    for topic_id in topic_ids:
+        name = names.get(topic_id)
+        if name is None or topic_id == ZERO_UUID:
+            described.append(R.MetadataResponseTopic(error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None,
+                                                     topic_id=topic_id, partitions=[]))
+        else:
+            described.append(_describe_topic(ctx, name, False, version))
+    return described
 
 
 def _describe_topic(ctx: BrokerContext, name: str, allow_create: bool, version: int) -> Any:
@@ -63,7 +86,8 @@ def _describe_topic(ctx: BrokerContext, name: str, allow_create: bool, version: 
         topic = created
     partitions = [_describe_partition(ctx.metadata, index, state, version) for index, state in topic.partitions.items()]
     return R.MetadataResponseTopic(
-        error_code=ErrorCode.NONE, name=name, is_internal=is_internal_topic(name), partitions=partitions
+        error_code=ErrorCode.NONE, name=name, topic_id=topic.topic_id, is_internal=is_internal_topic(name),
+        partitions=partitions,
     )
 
 

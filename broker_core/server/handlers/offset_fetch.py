@@ -2,6 +2,11 @@
 
 v1 reports a group-level failure on every partition; v2+ has a top-level
 error code, and a null topic list asks for everything the group committed.
+v7+ passes ``require_stable`` to the coordinator (a partition with a pending
+transactional commit answers UNSTABLE_OFFSET_COMMIT). v8+ asks for several
+groups at once, each answered in its own entry with its own error code.
+The member id and epoch of v9 belong to KIP-848 consumer groups; a classic
+group does not check them, as Kafka's classic coordinator does not.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from broker_core.coordinator.group.results import FetchedOffset
 from broker_core.server.context import BrokerContext
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode
-from spate.protocol.messages.offset_fetch import OffsetFetchResponse
+from spate.protocol.messages.offset_fetch import BATCHED_GROUPS_FROM_VERSION, OffsetFetchResponse
 from spate.structs import TopicPartition, group_by_topic
 
 R = OffsetFetchResponse
@@ -21,31 +26,58 @@ TOP_LEVEL_ERROR_FROM_VERSION = 2
 
 def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
-    wanted = None
-    if body.topics is not None:
-        wanted = [TopicPartition(t.name, p) for t in body.topics for p in t.partition_indexes]
-    result = ctx.group_coordinator.fetch_offsets(group_id=body.group_id, partitions=wanted)
+    if request.api_version >= BATCHED_GROUPS_FROM_VERSION:
+        groups = [_group(ctx, group, body.require_stable) for group in body.groups]
+        return R(throttle_time_ms=0, groups=groups)
+    offsets, error = _fetch(ctx, body.group_id, body.topics, body.require_stable)
     top_level = request.api_version >= TOP_LEVEL_ERROR_FROM_VERSION
-    if result.error != ErrorCode.NONE:
-        failed = FetchedOffset(error=result.error)
-        offsets = {tp: failed for tp in wanted or ()}
-        if top_level:
-            offsets = {}
-    else:
-        offsets = dict(result.offsets)
-    by_topic = group_by_topic(offsets.items(), key=lambda item: item[0], value=lambda item: _partition(*item))
+    if error != ErrorCode.NONE:
+        # v1 has no top-level error: every asked-for partition carries it.
+        failed = FetchedOffset(error=error)
+        offsets = {} if top_level else {tp: failed for tp in _wanted(body.topics) or ()}
+    by_topic = _by_topic(offsets, R.OffsetFetchResponsePartition)
     return R(
         throttle_time_ms=0,
         topics=[R.OffsetFetchResponseTopic(name=name, partitions=partitions) for name, partitions in by_topic.items()],
-        error_code=result.error if top_level else ErrorCode.NONE,
+        error_code=error if top_level else ErrorCode.NONE,
     )
 
 
-def _partition(tp: TopicPartition, fetched: FetchedOffset) -> Any:
-    return R.OffsetFetchResponsePartition(
-        partition_index=tp.partition,
-        committed_offset=fetched.offset,
-        committed_leader_epoch=fetched.leader_epoch,
-        metadata=fetched.metadata,
-        error_code=fetched.error,
+def _group(ctx: BrokerContext, group: Any, require_stable: bool) -> Any:
+    offsets, error = _fetch(ctx, group.group_id, group.topics, require_stable)
+    by_topic = _by_topic(offsets, R.OffsetFetchResponsePartitions)
+    return R.OffsetFetchResponseGroup(
+        group_id=group.group_id,
+        topics=[R.OffsetFetchResponseTopics(name=name, partitions=partitions) for name, partitions in by_topic.items()],
+        error_code=error,
     )
+
+
+def _wanted(topics: list[Any] | None) -> list[TopicPartition] | None:
+    if topics is None:
+        return None
+    return [TopicPartition(t.name, p) for t in topics for p in t.partition_indexes]
+
+
+def _fetch(
+    ctx: BrokerContext, group_id: str, topics: list[Any] | None, require_stable: bool
+) -> tuple[dict[TopicPartition, FetchedOffset], ErrorCode]:
+    result = ctx.group_coordinator.fetch_offsets(
+        group_id=group_id, partitions=_wanted(topics), require_stable=require_stable
+    )
+    if result.error != ErrorCode.NONE:
+        return {}, result.error
+    return dict(result.offsets), ErrorCode.NONE
+
+
+def _by_topic(offsets: dict[TopicPartition, FetchedOffset], partition_cls: Any) -> dict[str, list[Any]]:
+    def partition(tp: TopicPartition, fetched: FetchedOffset) -> Any:
+        return partition_cls(
+            partition_index=tp.partition,
+            committed_offset=fetched.offset,
+            committed_leader_epoch=fetched.leader_epoch,
+            metadata=fetched.metadata,
+            error_code=fetched.error,
+        )
+
+    return group_by_topic(offsets.items(), key=lambda item: item[0], value=lambda item: partition(*item))

@@ -1,4 +1,10 @@
-"""Produce: validate batch headers, check idempotence, append. Records are never decoded.
+"""Produce: validate batch headers, check idempotence, append.
+
+Records are decoded only for a compacted topic, whose records must have
+keys: a batch with keyless records is refused with INVALID_RECORD and, from
+v8, the index of each such record in ``record_errors`` (librdkafka fails
+those records with INVALID_RECORD and the rest of the batch as retriable).
+From v8 a failed partition also carries an error message.
 
 ``acks`` says when the answer goes out: 0 never (the connection sends
 nothing), 1 once the leader appended, -1 (all) once every in-sync replica
@@ -20,6 +26,7 @@ from broker_core.server.context import BrokerContext
 from broker_core.server.delayed_produce import DelayedProduce, ProducePartitionStatus
 from broker_core.server.errors import error_code_for
 from broker_core.server.handlers.partition_lookup import leader_partition
+from broker_core.storage.errors import InvalidRecordsError, StorageError
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode, KafkaError
 from spate.protocol.messages.produce import ProduceResponse
@@ -62,8 +69,13 @@ def _append(ctx: BrokerContext, acks: int, topic: str, index: int, records: Any)
         if records is None:
             raise KafkaError(ErrorCode.INVALID_RECORD, "produce request without records")
         result = partition.append_records(records, required_acks=acks)
+    except InvalidRecordsError as exc:
+        return ProducePartitionStatus(topic, index, ErrorCode.INVALID_RECORD, error_message=str(exc),
+                                      record_errors=exc.record_errors)
     except Exception as exc:
-        return ProducePartitionStatus(topic, index, error_code_for(exc, where="produce"))
+        # Kafka's and the log's refusals describe the request; an unexpected error's text stays in the log.
+        message = exc.message if isinstance(exc, KafkaError) else str(exc) if isinstance(exc, StorageError) else None
+        return ProducePartitionStatus(topic, index, error_code_for(exc, where="produce"), error_message=message)
     if not result.duplicate:
         ctx.replicas.notify_append(partition)
         if ctx.metrics is not None:
@@ -92,6 +104,11 @@ def _response(topics: list[tuple[str, list[ProducePartitionStatus]]]) -> Any:
                         base_offset=status.base_offset,
                         log_append_time_ms=status.log_append_time,
                         log_start_offset=status.log_start_offset,
+                        record_errors=[
+                            R.BatchIndexAndErrorMessage(batch_index=i, batch_index_error_message=message)
+                            for i, message in status.record_errors
+                        ],
+                        error_message=status.error_message,
                     )
                     for status in statuses
                 ],

@@ -1,4 +1,9 @@
-"""SyncGroup: parked until the leader's assignment is stored, so the handler returns a future."""
+"""SyncGroup: parked until the leader's assignment is stored, so the handler returns a future.
+
+From v5 the reply names the group's protocol type and name, and a member
+that names others than the group's is answered INCONSISTENT_GROUP_PROTOCOL,
+as Kafka does.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +27,11 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
     def respond(result: SyncGroupResult) -> None:
         if future.done():
             return
-        response = R(throttle_time_ms=0, error_code=result.error, assignment=result.assignment)
+        if result.error == ErrorCode.NONE and not _consistent(body, result):
+            future.set_result(R(throttle_time_ms=0, error_code=ErrorCode.INCONSISTENT_GROUP_PROTOCOL, assignment=b""))
+            return
+        response = R(throttle_time_ms=0, error_code=result.error, protocol_type=result.protocol_type,
+                     protocol_name=result.protocol_name, assignment=result.assignment)
         if result.error != ErrorCode.NONE:
             future.set_result(response)
             return
@@ -38,3 +47,10 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
         respond=respond,
     )
     return future
+
+
+def _consistent(body: Any, result: SyncGroupResult) -> bool:
+    """Whether the protocol the member names (v5+; null: not named) is the group's."""
+    return (body.protocol_type is None or body.protocol_type == result.protocol_type) and (
+        body.protocol_name is None or body.protocol_name == result.protocol_name
+    )

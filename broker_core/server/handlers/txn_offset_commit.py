@@ -2,7 +2,11 @@
 
 Partitions of unknown topics are refused here, as for OffsetCommit; the
 group coordinator checks the group and the transaction and stores the rest,
-pending until the transaction ends.
+pending until the transaction ends. From v3 the request carries the
+consumer's group metadata (KIP-447: generation, member id, group instance
+id); the coordinator refuses a fenced static member (FENCED_INSTANCE_ID), an
+unknown member (UNKNOWN_MEMBER_ID) and a stale generation
+(ILLEGAL_GENERATION), so a zombie consumer's producer cannot commit.
 """
 
 from __future__ import annotations
@@ -36,6 +40,9 @@ async def handle(ctx: BrokerContext, request: Request) -> Any:
                     producer_id=body.producer_id,
                     producer_epoch=body.producer_epoch,
                     offsets=offsets,
+                    generation_id=body.generation_id,
+                    member_id=body.member_id,
+                    group_instance_id=body.group_instance_id,
                 )
             )
             if any(errors[tp] == ErrorCode.NONE for tp in offsets):

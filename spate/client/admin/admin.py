@@ -49,6 +49,12 @@ from spate.client.admin.scram_admin import (
     UserScramCredentialDeletion,
     UserScramCredentialUpsertion,
 )
+from spate.client.admin.transaction_admin import (
+    ProducerState,
+    TransactionAdmin,
+    TransactionDescription,
+    TransactionListing,
+)
 from spate.client.config import timeout_seconds
 from spate.client.consumer.list_offsets import list_offsets
 from spate.client.errors import AdminError, ClientClosedError
@@ -397,6 +403,38 @@ class Admin:
         """Add or replace (salted on this side) and delete SCRAM credentials; AdminError names refused users."""
         self._check_open()
         ScramAdmin(self._network, self._retrier).alter(list(changes), self._deadline(timeout_ms))
+
+    # --- transactions (KIP-664) ---------------------------------------------------------------------
+
+    def describe_producers(
+        self, partitions: Iterable[TopicPartition], *, timeout_ms: float | None = None
+    ) -> dict[TopicPartition, list[ProducerState]]:
+        """The producers each partition's leader remembers, with the first offset of any open transaction."""
+        return self._transaction_admin().describe_producers(partitions, self._deadline(timeout_ms))
+
+    def describe_transactions(
+        self, transactional_ids: str | Iterable[str], *, timeout_ms: float | None = None
+    ) -> dict[str, TransactionDescription]:
+        """Each transactional id as its coordinator holds it (TRANSACTIONAL_ID_NOT_FOUND raised as AdminError)."""
+        ids = [transactional_ids] if isinstance(transactional_ids, str) else list(transactional_ids)
+        return self._transaction_admin().describe_transactions(ids, self._deadline(timeout_ms))
+
+    def list_transactions(
+        self,
+        *,
+        states: Iterable[str] = (),
+        producer_ids: Iterable[int] = (),
+        duration_ms: int = -1,
+        timeout_ms: float | None = None,
+    ) -> list[TransactionListing]:
+        """Every broker's transactional ids, sorted; filters by state name, producer id and minimum open time."""
+        return self._transaction_admin().list_transactions(
+            self._deadline(timeout_ms), states=states, producer_ids=producer_ids, duration_ms=duration_ms
+        )
+
+    def _transaction_admin(self) -> TransactionAdmin:
+        self._check_open()
+        return TransactionAdmin(self._network, self._retrier)
 
     def _group_admin(self) -> GroupAdmin:
         self._check_open()

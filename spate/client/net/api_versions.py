@@ -15,8 +15,28 @@ from typing import Any, Mapping
 from spate.client.errors import UnsupportedApiError
 from spate.protocol import REQUESTS, ApiKey, VersionRange
 
+# Where the protocol package declares newer versions than this client builds requests for
+# (the broker serves them to other clients), the client stops at the last version it builds.
+_BUILT_UP_TO = {
+    ApiKey.PRODUCE: 7,
+    ApiKey.FETCH: 11,
+    ApiKey.LIST_OFFSETS: 5,
+    ApiKey.METADATA: 8,
+    ApiKey.OFFSET_FETCH: 5,
+    ApiKey.FIND_COORDINATOR: 2,
+    ApiKey.DELETE_RECORDS: 1,
+    ApiKey.TXN_OFFSET_COMMIT: 2,
+    ApiKey.DESCRIBE_CONFIGS: 2,
+    ApiKey.DELETE_TOPICS: 5,
+    # v4 only lets a broker report features whose lowest version is 0; the client reads no features.
+    ApiKey.API_VERSIONS: 3,
+}
+
 CLIENT_VERSIONS: Mapping[ApiKey, VersionRange] = MappingProxyType(
-    {key: schema.versions for key, schema in REQUESTS.items()}
+    {
+        key: VersionRange(schema.versions.min, min(schema.versions.max, _BUILT_UP_TO.get(key, schema.versions.max)))
+        for key, schema in REQUESTS.items()
+    }
 )
 
 

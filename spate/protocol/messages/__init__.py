@@ -27,6 +27,9 @@ from spate.protocol.messages import (
     describe_cluster,
     describe_configs,
     describe_groups,
+    describe_log_dirs,
+    describe_producers,
+    describe_transactions,
     describe_user_scram_credentials,
     elect_leaders,
     end_txn,
@@ -41,6 +44,7 @@ from spate.protocol.messages import (
     list_groups,
     list_offsets,
     list_partition_reassignments,
+    list_transactions,
     metadata,
     offset_commit,
     offset_delete,
@@ -90,6 +94,7 @@ _PAIRS: list[tuple[Any, Any]] = [
     (txn_offset_commit.TxnOffsetCommitRequest, txn_offset_commit.TxnOffsetCommitResponse),
     (describe_configs.DescribeConfigsRequest, describe_configs.DescribeConfigsResponse),
     (alter_configs.AlterConfigsRequest, alter_configs.AlterConfigsResponse),
+    (describe_log_dirs.DescribeLogDirsRequest, describe_log_dirs.DescribeLogDirsResponse),
     (sasl_authenticate.SaslAuthenticateRequest, sasl_authenticate.SaslAuthenticateResponse),
     (create_partitions.CreatePartitionsRequest, create_partitions.CreatePartitionsResponse),
     (delete_groups.DeleteGroupsRequest, delete_groups.DeleteGroupsResponse),
@@ -116,6 +121,12 @@ _PAIRS: list[tuple[Any, Any]] = [
         alter_user_scram_credentials.AlterUserScramCredentialsRequest,
         alter_user_scram_credentials.AlterUserScramCredentialsResponse,
     ),
+    (describe_producers.DescribeProducersRequest, describe_producers.DescribeProducersResponse),
+    (
+        describe_transactions.DescribeTransactionsRequest,
+        describe_transactions.DescribeTransactionsResponse,
+    ),
+    (list_transactions.ListTransactionsRequest, list_transactions.ListTransactionsResponse),
 ]
 
 

@@ -9,7 +9,7 @@ from spate.protocol.types import INT16, INT32, INT64, STRING
 AddOffsetsToTxnRequest = message(
     "AddOffsetsToTxnRequest",
     api_key=ApiKey.ADD_OFFSETS_TO_TXN,
-    versions=(0, 2),
+    versions=(0, 4),
     flexible_from=3,
     fields=[
         Field("transactional_id", STRING),
@@ -22,7 +22,7 @@ AddOffsetsToTxnRequest = message(
 AddOffsetsToTxnResponse = message(
     "AddOffsetsToTxnResponse",
     api_key=ApiKey.ADD_OFFSETS_TO_TXN,
-    versions=(0, 2),
+    versions=(0, 4),
     flexible_from=3,
     fields=[
         Field("throttle_time_ms", INT32),

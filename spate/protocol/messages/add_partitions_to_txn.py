@@ -13,7 +13,7 @@ from spate.protocol.types import INT16, INT32, INT64, STRING
 AddPartitionsToTxnRequest = message(
     "AddPartitionsToTxnRequest",
     api_key=ApiKey.ADD_PARTITIONS_TO_TXN,
-    versions=(0, 2),
+    versions=(0, 3),
     flexible_from=3,
     fields=[
         Field("v3_and_below_transactional_id", STRING),
@@ -35,7 +35,7 @@ AddPartitionsToTxnRequest = message(
 AddPartitionsToTxnResponse = message(
     "AddPartitionsToTxnResponse",
     api_key=ApiKey.ADD_PARTITIONS_TO_TXN,
-    versions=(0, 2),
+    versions=(0, 3),
     flexible_from=3,
     fields=[
         Field("throttle_time_ms", INT32),

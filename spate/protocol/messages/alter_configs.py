@@ -9,7 +9,7 @@ from spate.protocol.types import BOOLEAN, INT8, INT16, INT32, STRING
 AlterConfigsRequest = message(
     "AlterConfigsRequest",
     api_key=ApiKey.ALTER_CONFIGS,
-    versions=(0, 1),
+    versions=(0, 2),
     flexible_from=2,
     fields=[
         Field(
@@ -39,7 +39,7 @@ AlterConfigsRequest = message(
 AlterConfigsResponse = message(
     "AlterConfigsResponse",
     api_key=ApiKey.ALTER_CONFIGS,
-    versions=(0, 1),
+    versions=(0, 2),
     flexible_from=2,
     fields=[
         Field("throttle_time_ms", INT32),

@@ -1,10 +1,11 @@
 """ApiVersions (API key 18): which API versions the broker speaks.
 
-Clients send it first. Version 3 is flexible (compact strings, tagged fields)
-and is declared here so the codec can read what librdkafka and the Java client
-send first, even though the broker advertises only 0-2: a request above the
-advertised range gets a v0-format reply with UNSUPPORTED_VERSION and the full
-list, after which clients retry at the highest version in that list.
+Clients send it first, at the highest version they know. Version 3 is
+flexible (compact strings, tagged fields) and names the client software; v4
+is v3 again (it only lets a broker report a feature whose lowest version is
+0). A request above the advertised range gets a v0-format reply with
+UNSUPPORTED_VERSION and the full list, after which clients retry at the
+highest version in that list.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from spate.protocol.versions import VersionRange
 ApiVersionsRequest = message(
     "ApiVersionsRequest",
     api_key=ApiKey.API_VERSIONS,
-    versions=(0, 3),
+    versions=(0, 4),
     flexible_from=3,
     fields=[
         Field("client_software_name", STRING, versions=(3, None), default=""),
@@ -31,7 +32,7 @@ ApiVersionsRequest = message(
 ApiVersionsResponse = message(
     "ApiVersionsResponse",
     api_key=ApiKey.API_VERSIONS,
-    versions=(0, 3),
+    versions=(0, 4),
     flexible_from=3,
     fields=[
         Field("error_code", INT16),

@@ -9,7 +9,7 @@ from spate.protocol.types import BOOLEAN, INT16, INT32, STRING
 CreatePartitionsRequest = message(
     "CreatePartitionsRequest",
     api_key=ApiKey.CREATE_PARTITIONS,
-    versions=(0, 1),
+    versions=(0, 3),
     flexible_from=2,
     fields=[
         Field(
@@ -38,7 +38,7 @@ CreatePartitionsRequest = message(
 CreatePartitionsResponse = message(
     "CreatePartitionsResponse",
     api_key=ApiKey.CREATE_PARTITIONS,
-    versions=(0, 1),
+    versions=(0, 3),
     flexible_from=2,
     fields=[
         Field("throttle_time_ms", INT32),

@@ -1,15 +1,20 @@
-"""CreateTopics (API key 19)."""
+"""CreateTopics (API key 19).
+
+Flexible from v5, which also answers each created topic's partition count,
+replication factor and configs (KIP-525); v6 only adds the
+THROTTLING_QUOTA_EXCEEDED error; v7 answers the topic id.
+"""
 
 from __future__ import annotations
 
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.schema import Array, Field, Struct, message
-from spate.protocol.types import BOOLEAN, INT16, INT32, STRING
+from spate.protocol.types import BOOLEAN, INT8, INT16, INT32, STRING, UUID, ZERO_UUID
 
 CreateTopicsRequest = message(
     "CreateTopicsRequest",
     api_key=ApiKey.CREATE_TOPICS,
-    versions=(0, 4),
+    versions=(0, 7),
     flexible_from=5,
     fields=[
         Field(
@@ -52,7 +57,7 @@ CreateTopicsRequest = message(
 CreateTopicsResponse = message(
     "CreateTopicsResponse",
     api_key=ApiKey.CREATE_TOPICS,
-    versions=(0, 4),
+    versions=(0, 7),
     flexible_from=5,
     fields=[
         Field("throttle_time_ms", INT32, versions=(2, None), default=0),
@@ -62,8 +67,28 @@ CreateTopicsResponse = message(
                 Struct(
                     "CreatableTopicResult",
                     Field("name", STRING),
+                    Field("topic_id", UUID, versions=(7, None), default=ZERO_UUID),
                     Field("error_code", INT16),
                     Field("error_message", STRING, versions=(1, None), nullable=True, default=None),
+                    Field("topic_config_error_code", INT16, versions=(5, None), default=0, tag=0),
+                    # v5+: what the topic was created with (KIP-525).
+                    Field("num_partitions", INT32, versions=(5, None), default=-1),
+                    Field("replication_factor", INT16, versions=(5, None), default=-1),
+                    Field(
+                        "configs",
+                        Array(
+                            Struct(
+                                "CreatableTopicConfigs",
+                                Field("name", STRING),
+                                Field("value", STRING, nullable=True),
+                                Field("read_only", BOOLEAN),
+                                Field("config_source", INT8, default=-1),
+                                Field("is_sensitive", BOOLEAN),
+                            )
+                        ),
+                        versions=(5, None),
+                        nullable=True,
+                    ),
                 )
             ),
         ),

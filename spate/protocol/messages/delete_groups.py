@@ -9,7 +9,7 @@ from spate.protocol.types import INT16, INT32, STRING
 DeleteGroupsRequest = message(
     "DeleteGroupsRequest",
     api_key=ApiKey.DELETE_GROUPS,
-    versions=(0, 1),
+    versions=(0, 2),
     flexible_from=2,
     fields=[
         Field("groups_names", Array(STRING)),
@@ -19,7 +19,7 @@ DeleteGroupsRequest = message(
 DeleteGroupsResponse = message(
     "DeleteGroupsResponse",
     api_key=ApiKey.DELETE_GROUPS,
-    versions=(0, 1),
+    versions=(0, 2),
     flexible_from=2,
     fields=[
         Field("throttle_time_ms", INT32),

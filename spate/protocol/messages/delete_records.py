@@ -9,7 +9,7 @@ from spate.protocol.types import INT16, INT32, INT64, STRING
 DeleteRecordsRequest = message(
     "DeleteRecordsRequest",
     api_key=ApiKey.DELETE_RECORDS,
-    versions=(0, 1),
+    versions=(0, 2),
     flexible_from=2,
     fields=[
         Field(
@@ -39,7 +39,7 @@ DeleteRecordsRequest = message(
 DeleteRecordsResponse = message(
     "DeleteRecordsResponse",
     api_key=ApiKey.DELETE_RECORDS,
-    versions=(0, 1),
+    versions=(0, 2),
     flexible_from=2,
     fields=[
         Field("throttle_time_ms", INT32),

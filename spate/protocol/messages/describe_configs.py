@@ -26,7 +26,7 @@ class ConfigSource(enum.IntEnum):
 DescribeConfigsRequest = message(
     "DescribeConfigsRequest",
     api_key=ApiKey.DESCRIBE_CONFIGS,
-    versions=(0, 2),
+    versions=(0, 4),
     flexible_from=4,
     fields=[
         Field(
@@ -42,13 +42,14 @@ DescribeConfigsRequest = message(
             ),
         ),
         Field("include_synonyms", BOOLEAN, versions=(1, None), default=False),
+        Field("include_documentation", BOOLEAN, versions=(3, None), default=False),
     ],
 )
 
 DescribeConfigsResponse = message(
     "DescribeConfigsResponse",
     api_key=ApiKey.DESCRIBE_CONFIGS,
-    versions=(0, 2),
+    versions=(0, 4),
     flexible_from=4,
     fields=[
         Field("throttle_time_ms", INT32),
@@ -84,6 +85,9 @@ DescribeConfigsResponse = message(
                                     ),
                                     versions=(1, None),
                                 ),
+                                # v3+: the value's type (CONFIG_TYPE_*) and, when asked for, its documentation.
+                                Field("config_type", INT8, versions=(3, None), default=0),
+                                Field("documentation", STRING, versions=(3, None), nullable=True, default=None),
                             )
                         ),
                     ),

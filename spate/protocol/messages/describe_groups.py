@@ -11,7 +11,7 @@ AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 DescribeGroupsRequest = message(
     "DescribeGroupsRequest",
     api_key=ApiKey.DESCRIBE_GROUPS,
-    versions=(0, 4),
+    versions=(0, 5),
     flexible_from=5,
     fields=[
         Field("groups", Array(STRING)),
@@ -22,7 +22,7 @@ DescribeGroupsRequest = message(
 DescribeGroupsResponse = message(
     "DescribeGroupsResponse",
     api_key=ApiKey.DESCRIBE_GROUPS,
-    versions=(0, 4),
+    versions=(0, 5),
     flexible_from=5,
     fields=[
         Field("throttle_time_ms", INT32, versions=(1, None), default=0),

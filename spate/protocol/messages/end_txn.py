@@ -9,7 +9,7 @@ from spate.protocol.types import BOOLEAN, INT16, INT32, INT64, STRING
 EndTxnRequest = message(
     "EndTxnRequest",
     api_key=ApiKey.END_TXN,
-    versions=(0, 2),
+    versions=(0, 4),
     flexible_from=3,
     fields=[
         Field("transactional_id", STRING),
@@ -23,7 +23,7 @@ EndTxnRequest = message(
 EndTxnResponse = message(
     "EndTxnResponse",
     api_key=ApiKey.END_TXN,
-    versions=(0, 2),
+    versions=(0, 4),
     flexible_from=3,
     fields=[
         Field("throttle_time_ms", INT32),

@@ -4,22 +4,38 @@ Versions 7+ carry fetch-session fields; Spate answers ``session_id`` 0 (no
 session), which makes clients send full fetch requests every time. Response
 records may be a :class:`~spate.protocol.types.FileRangeRef` so that the
 server can send log-segment bytes without copying them.
+
+Flexible from v12, which also adds the fetcher's last fetched epoch and the
+leader's diverging-epoch answer (KIP-320 for consumers); v13 names topics by
+id instead of name; v15 moves a follower's id into ``replica_state``; v16
+adds leader endpoints (KIP-951) and v17 a follower's directory id.
 """
 
 from __future__ import annotations
 
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.schema import Array, Field, Struct, message
-from spate.protocol.types import INT8, INT16, INT32, INT64, RECORDS, STRING
+from spate.protocol.types import INT8, INT16, INT32, INT64, RECORDS, STRING, UUID, ZERO_UUID
 
 FetchRequest = message(
     "FetchRequest",
     api_key=ApiKey.FETCH,
-    versions=(4, 11),
+    versions=(4, 17),
     flexible_from=12,
     fields=[
-        # -1 for consumers; a broker id for replica fetchers.
-        Field("replica_id", INT32, default=-1),
+        Field("cluster_id", STRING, versions=(12, None), nullable=True, default=None, tag=0),
+        # -1 for consumers; a broker id for replica fetchers (v15+: in replica_state).
+        Field("replica_id", INT32, versions=(4, 14), default=-1),
+        Field(
+            "replica_state",
+            Struct(
+                "ReplicaState",
+                Field("replica_id", INT32, default=-1),
+                Field("replica_epoch", INT64, default=-1),
+            ),
+            versions=(15, None),
+            tag=1,
+        ),
         Field("max_wait_ms", INT32),
         Field("min_bytes", INT32),
         Field("max_bytes", INT32, default=0x7FFFFFFF),
@@ -32,7 +48,9 @@ FetchRequest = message(
             Array(
                 Struct(
                     "FetchTopic",
-                    Field("topic", STRING),
+                    # v13+ names topics by id only.
+                    Field("topic", STRING, versions=(4, 12), default=""),
+                    Field("topic_id", UUID, versions=(13, None), default=ZERO_UUID),
                     Field(
                         "partitions",
                         Array(
@@ -41,8 +59,11 @@ FetchRequest = message(
                                 Field("partition", INT32),
                                 Field("current_leader_epoch", INT32, versions=(9, None), default=-1),
                                 Field("fetch_offset", INT64),
+                                # v12+: the epoch of the last fetched batch, to detect a diverged log.
+                                Field("last_fetched_epoch", INT32, versions=(12, None), default=-1),
                                 Field("log_start_offset", INT64, versions=(5, None), default=-1),
                                 Field("partition_max_bytes", INT32),
+                                Field("replica_directory_id", UUID, versions=(17, None), default=ZERO_UUID, tag=0),
                             )
                         ),
                     ),
@@ -54,7 +75,8 @@ FetchRequest = message(
             Array(
                 Struct(
                     "ForgottenTopic",
-                    Field("topic", STRING),
+                    Field("topic", STRING, versions=(7, 12), default=""),
+                    Field("topic_id", UUID, versions=(13, None), default=ZERO_UUID),
                     Field("partitions", Array(INT32)),
                 )
             ),
@@ -67,7 +89,7 @@ FetchRequest = message(
 FetchResponse = message(
     "FetchResponse",
     api_key=ApiKey.FETCH,
-    versions=(4, 11),
+    versions=(4, 17),
     flexible_from=12,
     fields=[
         Field("throttle_time_ms", INT32),
@@ -78,7 +100,8 @@ FetchResponse = message(
             Array(
                 Struct(
                     "FetchableTopicResponse",
-                    Field("topic", STRING),
+                    Field("topic", STRING, versions=(4, 12), default=""),
+                    Field("topic_id", UUID, versions=(13, None), default=ZERO_UUID),
                     Field(
                         "partitions",
                         Array(
@@ -89,6 +112,37 @@ FetchResponse = message(
                                 Field("high_watermark", INT64),
                                 Field("last_stable_offset", INT64, default=-1),
                                 Field("log_start_offset", INT64, versions=(5, None), default=-1),
+                                # v12+: where the fetcher's log diverges from the leader's (KIP-320).
+                                Field(
+                                    "diverging_epoch",
+                                    Struct(
+                                        "EpochEndOffset",
+                                        Field("epoch", INT32, default=-1),
+                                        Field("end_offset", INT64, default=-1),
+                                    ),
+                                    versions=(12, None),
+                                    tag=0,
+                                ),
+                                Field(
+                                    "current_leader",
+                                    Struct(
+                                        "LeaderIdAndEpoch",
+                                        Field("leader_id", INT32, default=-1),
+                                        Field("leader_epoch", INT32, default=-1),
+                                    ),
+                                    versions=(12, None),
+                                    tag=1,
+                                ),
+                                Field(
+                                    "snapshot_id",
+                                    Struct(
+                                        "SnapshotId",
+                                        Field("end_offset", INT64, default=-1),
+                                        Field("epoch", INT32, default=-1),
+                                    ),
+                                    versions=(12, None),
+                                    tag=2,
+                                ),
                                 # null or empty when no aborted transaction overlaps the data.
                                 Field(
                                     "aborted_transactions",
@@ -108,6 +162,21 @@ FetchResponse = message(
                     ),
                 )
             ),
+        ),
+        # v16+ (KIP-951): endpoints of the leaders named in current_leader.
+        Field(
+            "node_endpoints",
+            Array(
+                Struct(
+                    "NodeEndpoint",
+                    Field("node_id", INT32),
+                    Field("host", STRING),
+                    Field("port", INT32),
+                    Field("rack", STRING, nullable=True, default=None),
+                )
+            ),
+            versions=(16, None),
+            tag=0,
         ),
     ],
 )

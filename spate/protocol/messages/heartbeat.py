@@ -9,7 +9,7 @@ from spate.protocol.types import INT16, INT32, STRING
 HeartbeatRequest = message(
     "HeartbeatRequest",
     api_key=ApiKey.HEARTBEAT,
-    versions=(0, 3),
+    versions=(0, 4),
     flexible_from=4,
     fields=[
         Field("group_id", STRING),
@@ -22,7 +22,7 @@ HeartbeatRequest = message(
 HeartbeatResponse = message(
     "HeartbeatResponse",
     api_key=ApiKey.HEARTBEAT,
-    versions=(0, 3),
+    versions=(0, 4),
     flexible_from=4,
     fields=[
         Field("throttle_time_ms", INT32, versions=(1, None), default=0),

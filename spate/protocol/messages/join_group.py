@@ -1,19 +1,21 @@
 """JoinGroup (API key 11): the first half of a classic group rebalance.
 
 From v4 a member that joins with an empty member id gets MEMBER_ID_REQUIRED
-and its assigned id, and must join again with it.
+and its assigned id, and must join again with it. Flexible from v6; v7
+names the protocol type in the reply, v8 adds the member's reason for
+joining and v9 the KIP-848 ``skip_assignment`` flag.
 """
 
 from __future__ import annotations
 
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.schema import Array, Field, Struct, message
-from spate.protocol.types import BYTES, INT16, INT32, STRING
+from spate.protocol.types import BOOLEAN, BYTES, INT16, INT32, STRING
 
 JoinGroupRequest = message(
     "JoinGroupRequest",
     api_key=ApiKey.JOIN_GROUP,
-    versions=(0, 5),
+    versions=(0, 9),
     flexible_from=6,
     fields=[
         Field("group_id", STRING),
@@ -33,20 +35,25 @@ JoinGroupRequest = message(
                 )
             ),
         ),
+        # v8+: why the member (re)joins, for the broker's log.
+        Field("reason", STRING, versions=(8, None), nullable=True, default=None),
     ],
 )
 
 JoinGroupResponse = message(
     "JoinGroupResponse",
     api_key=ApiKey.JOIN_GROUP,
-    versions=(0, 5),
+    versions=(0, 9),
     flexible_from=6,
     fields=[
         Field("throttle_time_ms", INT32, versions=(2, None), default=0),
         Field("error_code", INT16),
         Field("generation_id", INT32, default=-1),
-        Field("protocol_name", STRING),
+        Field("protocol_type", STRING, versions=(7, None), nullable=True, default=None),
+        Field("protocol_name", STRING, nullable=(7, None)),
         Field("leader", STRING),
+        # v9+ (KIP-848's server-side assignment); always false for a classic group.
+        Field("skip_assignment", BOOLEAN, versions=(9, None), default=False),
         Field("member_id", STRING),
         Field(
             "members",

@@ -9,7 +9,7 @@ from spate.protocol.types import INT16, INT32, STRING
 LeaveGroupRequest = message(
     "LeaveGroupRequest",
     api_key=ApiKey.LEAVE_GROUP,
-    versions=(0, 3),
+    versions=(0, 5),
     flexible_from=4,
     fields=[
         Field("group_id", STRING),
@@ -21,6 +21,8 @@ LeaveGroupRequest = message(
                     "MemberIdentity",
                     Field("member_id", STRING),
                     Field("group_instance_id", STRING, nullable=True, default=None),
+                    # v5+: why the member leaves, for the broker's log.
+                    Field("reason", STRING, versions=(5, None), nullable=True, default=None),
                 )
             ),
             versions=(3, None),
@@ -31,7 +33,7 @@ LeaveGroupRequest = message(
 LeaveGroupResponse = message(
     "LeaveGroupResponse",
     api_key=ApiKey.LEAVE_GROUP,
-    versions=(0, 3),
+    versions=(0, 5),
     flexible_from=4,
     fields=[
         Field("throttle_time_ms", INT32, versions=(1, None), default=0),

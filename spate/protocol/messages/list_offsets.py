@@ -12,11 +12,17 @@ from spate.protocol.types import INT8, INT16, INT32, INT64, STRING
 
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
+# v7+ (KIP-734): the record with the largest timestamp.
+MAX_TIMESTAMP = -3
+# v8+ (KIP-405): the first offset still in local storage.
+EARLIEST_LOCAL_TIMESTAMP = -4
+# v9+ (KIP-1005): the last offset copied to tiered storage.
+LATEST_TIERED_TIMESTAMP = -5
 
 ListOffsetsRequest = message(
     "ListOffsetsRequest",
     api_key=ApiKey.LIST_OFFSETS,
-    versions=(1, 5),
+    versions=(1, 9),
     flexible_from=6,
     fields=[
         Field("replica_id", INT32, default=-1),
@@ -47,7 +53,7 @@ ListOffsetsRequest = message(
 ListOffsetsResponse = message(
     "ListOffsetsResponse",
     api_key=ApiKey.LIST_OFFSETS,
-    versions=(1, 5),
+    versions=(1, 9),
     flexible_from=6,
     fields=[
         Field("throttle_time_ms", INT32, versions=(2, None), default=0),

@@ -1,14 +1,16 @@
 """Metadata (API key 3): brokers, topics, partitions, leaders and replicas.
 
 In v0 an empty topic list means "all topics"; from v1 that is a null list and
-an empty one means "none".
+an empty one means "none". Flexible from v9; v10 adds topic ids, v11 drops
+the cluster's authorized operations (DescribeCluster has them), v12 lets a
+topic be asked for by id alone.
 """
 
 from __future__ import annotations
 
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.schema import Array, Field, Struct, message
-from spate.protocol.types import BOOLEAN, INT16, INT32, STRING
+from spate.protocol.types import BOOLEAN, INT16, INT32, STRING, UUID, ZERO_UUID
 
 # Sent when authorized operations were not requested.
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
@@ -16,16 +18,23 @@ AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 MetadataRequest = message(
     "MetadataRequest",
     api_key=ApiKey.METADATA,
-    versions=(0, 8),
+    versions=(0, 12),
     flexible_from=9,
     fields=[
         Field(
             "topics",
-            Array(Struct("MetadataRequestTopic", Field("name", STRING))),
+            Array(
+                Struct(
+                    "MetadataRequestTopic",
+                    # v10+: a topic may be asked for by id, its name then null.
+                    Field("topic_id", UUID, versions=(10, None), default=ZERO_UUID),
+                    Field("name", STRING, nullable=(10, None)),
+                )
+            ),
             nullable=(1, None),
         ),
         Field("allow_auto_topic_creation", BOOLEAN, versions=(4, None), default=True),
-        Field("include_cluster_authorized_operations", BOOLEAN, versions=(8, None), default=False),
+        Field("include_cluster_authorized_operations", BOOLEAN, versions=(8, 10), default=False),
         Field("include_topic_authorized_operations", BOOLEAN, versions=(8, None), default=False),
     ],
 )
@@ -33,7 +42,7 @@ MetadataRequest = message(
 MetadataResponse = message(
     "MetadataResponse",
     api_key=ApiKey.METADATA,
-    versions=(0, 8),
+    versions=(0, 12),
     flexible_from=9,
     fields=[
         Field("throttle_time_ms", INT32, versions=(3, None), default=0),
@@ -57,7 +66,9 @@ MetadataResponse = message(
                 Struct(
                     "MetadataResponseTopic",
                     Field("error_code", INT16),
-                    Field("name", STRING),
+                    # v12+: null for a topic asked for by an id the broker does not know.
+                    Field("name", STRING, nullable=(12, None)),
+                    Field("topic_id", UUID, versions=(10, None), default=ZERO_UUID),
                     Field("is_internal", BOOLEAN, versions=(1, None), default=False),
                     Field(
                         "partitions",
@@ -86,7 +97,7 @@ MetadataResponse = message(
         Field(
             "cluster_authorized_operations",
             INT32,
-            versions=(8, None),
+            versions=(8, 10),
             default=AUTHORIZED_OPERATIONS_OMITTED,
         ),
     ],

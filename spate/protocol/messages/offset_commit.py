@@ -9,7 +9,7 @@ from spate.protocol.types import INT16, INT32, INT64, STRING
 OffsetCommitRequest = message(
     "OffsetCommitRequest",
     api_key=ApiKey.OFFSET_COMMIT,
-    versions=(2, 7),
+    versions=(2, 9),
     flexible_from=8,
     fields=[
         Field("group_id", STRING),
@@ -46,7 +46,7 @@ OffsetCommitRequest = message(
 OffsetCommitResponse = message(
     "OffsetCommitResponse",
     api_key=ApiKey.OFFSET_COMMIT,
-    versions=(2, 7),
+    versions=(2, 9),
     flexible_from=8,
     fields=[
         Field("throttle_time_ms", INT32, versions=(3, None), default=0),

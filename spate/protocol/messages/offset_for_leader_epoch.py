@@ -13,7 +13,7 @@ DEBUGGING_REPLICA_ID = -2
 OffsetForLeaderEpochRequest = message(
     "OffsetForLeaderEpochRequest",
     api_key=ApiKey.OFFSET_FOR_LEADER_EPOCH,
-    versions=(0, 3),
+    versions=(0, 4),
     flexible_from=4,
     fields=[
         Field("replica_id", INT32, versions=(3, None), default=DEBUGGING_REPLICA_ID),
@@ -43,7 +43,7 @@ OffsetForLeaderEpochRequest = message(
 OffsetForLeaderEpochResponse = message(
     "OffsetForLeaderEpochResponse",
     api_key=ApiKey.OFFSET_FOR_LEADER_EPOCH,
-    versions=(0, 3),
+    versions=(0, 4),
     flexible_from=4,
     fields=[
         Field("throttle_time_ms", INT32, versions=(2, None), default=0),

@@ -1,5 +1,8 @@
 """Produce (API key 0): append record batches to partitions.
 
+Flexible from v9; v10 adds the KIP-951 leader hints as tagged fields, and v11
+only tells the broker the client handles TRANSACTION_ABORTABLE (KIP-890).
+
 Records stay raw bytes (a memoryview into the request frame) so that the
 broker can validate and stamp batch headers without copying them.
 """
@@ -13,7 +16,7 @@ from spate.protocol.types import INT16, INT32, INT64, RECORDS, STRING
 ProduceRequest = message(
     "ProduceRequest",
     api_key=ApiKey.PRODUCE,
-    versions=(3, 7),
+    versions=(3, 11),
     flexible_from=9,
     fields=[
         Field("transactional_id", STRING, nullable=True, default=None),
@@ -45,7 +48,7 @@ ProduceRequest = message(
 ProduceResponse = message(
     "ProduceResponse",
     api_key=ApiKey.PRODUCE,
-    versions=(3, 7),
+    versions=(3, 11),
     flexible_from=9,
     fields=[
         Field(
@@ -65,6 +68,30 @@ ProduceResponse = message(
                                 # -1 unless the topic uses LogAppendTime.
                                 Field("log_append_time_ms", INT64, default=-1),
                                 Field("log_start_offset", INT64, versions=(5, None), default=-1),
+                                # v8+: which records of the batch made it fail (INVALID_RECORD), and why.
+                                Field(
+                                    "record_errors",
+                                    Array(
+                                        Struct(
+                                            "BatchIndexAndErrorMessage",
+                                            Field("batch_index", INT32),
+                                            Field("batch_index_error_message", STRING, nullable=True, default=None),
+                                        )
+                                    ),
+                                    versions=(8, None),
+                                ),
+                                Field("error_message", STRING, versions=(8, None), nullable=True, default=None),
+                                # v10+ (KIP-951): the new leader, sent with NOT_LEADER_OR_FOLLOWER.
+                                Field(
+                                    "current_leader",
+                                    Struct(
+                                        "LeaderIdAndEpoch",
+                                        Field("leader_id", INT32, default=-1),
+                                        Field("leader_epoch", INT32, default=-1),
+                                    ),
+                                    versions=(10, None),
+                                    tag=0,
+                                ),
                             )
                         ),
                     ),
@@ -72,5 +99,20 @@ ProduceResponse = message(
             ),
         ),
         Field("throttle_time_ms", INT32),
+        # v10+ (KIP-951): endpoints of the leaders named in current_leader.
+        Field(
+            "node_endpoints",
+            Array(
+                Struct(
+                    "NodeEndpoint",
+                    Field("node_id", INT32),
+                    Field("host", STRING),
+                    Field("port", INT32),
+                    Field("rack", STRING, nullable=True, default=None),
+                )
+            ),
+            versions=(10, None),
+            tag=0,
+        ),
     ],
 )

@@ -9,13 +9,17 @@ from spate.protocol.types import INT16, INT32, INT64, STRING
 TxnOffsetCommitRequest = message(
     "TxnOffsetCommitRequest",
     api_key=ApiKey.TXN_OFFSET_COMMIT,
-    versions=(0, 2),
+    versions=(0, 4),
     flexible_from=3,
     fields=[
         Field("transactional_id", STRING),
         Field("group_id", STRING),
         Field("producer_id", INT64),
         Field("producer_epoch", INT16),
+        # v3+ (KIP-447): the consumer's group metadata, which the coordinator checks when given.
+        Field("generation_id", INT32, versions=(3, None), default=-1),
+        Field("member_id", STRING, versions=(3, None), default=""),
+        Field("group_instance_id", STRING, versions=(3, None), nullable=True, default=None),
         Field(
             "topics",
             Array(
@@ -43,7 +47,7 @@ TxnOffsetCommitRequest = message(
 TxnOffsetCommitResponse = message(
     "TxnOffsetCommitResponse",
     api_key=ApiKey.TXN_OFFSET_COMMIT,
-    versions=(0, 2),
+    versions=(0, 4),
     flexible_from=3,
     fields=[
         Field("throttle_time_ms", INT32),

@@ -88,7 +88,7 @@ def test_find_coordinator_names_this_broker_for_groups_and_transactions(broker, 
 
 def test_consumer_offsets_is_an_internal_topic_in_metadata(raw):
     response = raw.call(ApiKey.METADATA, 8, MetadataRequest(
-        topics=[MetadataRequest.MetadataRequestTopic("__consumer_offsets")], allow_auto_topic_creation=False,
+        topics=[MetadataRequest.MetadataRequestTopic(name="__consumer_offsets")], allow_auto_topic_creation=False,
     ))
     (topic,) = response.topics
     assert topic.error_code == E.NONE and topic.is_internal

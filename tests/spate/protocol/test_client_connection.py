@@ -12,6 +12,7 @@ from spate.protocol import (
     ProtocolDecodeError,
     ServerConnection,
     UnsupportedVersionError,
+    VersionRange,
     decode_response,
     encode_request,
     encode_response,
@@ -85,7 +86,8 @@ def test_correlation_ids_wrap_within_int32() -> None:
 
 
 def test_the_api_versions_refusal_is_read_as_v0_whatever_version_was_asked() -> None:
-    server = ServerConnection()
+    # A broker serving ApiVersions up to v2 refuses the v3 request.
+    server = ServerConnection(versions={**ADVERTISED_VERSIONS, ApiKey.API_VERSIONS: VersionRange(0, 2)})
     client = ClientConnection("c")
     _, frame = client.send_request(ApiKey.API_VERSIONS, 3, ApiVersionsRequest("spate", "0.1"))
     server.receive_data(frame)

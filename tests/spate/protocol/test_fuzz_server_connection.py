@@ -36,7 +36,8 @@ def _payload(api_key: ApiKey, version: int, body: object) -> bytes:
 
 
 VALID_PAYLOADS = [bytes.fromhex(value) for name, value in vars(golden).items() if name.isupper()] + [
-    _payload(ApiKey.FETCH, 11, FetchRequest(topics=[FetchRequest.FetchTopic("t", [FetchRequest.FetchPartition(0)])])),
+    _payload(ApiKey.FETCH, 11,
+             FetchRequest(topics=[FetchRequest.FetchTopic(topic="t", partitions=[FetchRequest.FetchPartition(0)])])),
     _payload(ApiKey.JOIN_GROUP, 5, JoinGroupRequest(protocols=[JoinGroupRequest.JoinGroupRequestProtocol("r", b"m")])),
     _payload(
         ApiKey.PRODUCE,

@@ -12,9 +12,11 @@ import pytest
 from spate.protocol import (
     ADVERTISED_VERSIONS,
     ApiKey,
+    InvalidRequestError,
     Request,
     ServerConnection,
     UnsupportedVersionError,
+    VersionRange,
     encode_request,
 )
 from spate.protocol.framing import FrameReader
@@ -41,20 +43,20 @@ def serve_one(hex_payload: str) -> Request:
     return request
 
 
+# A broker that serves ApiVersions only up to v2 (as Spate did before v3), to exercise the downgrade.
+API_VERSIONS_UP_TO_V2 = {**ADVERTISED_VERSIONS, ApiKey.API_VERSIONS: VersionRange(0, 2)}
+
+
 def refused_header(hex_payload: str) -> Any:
-    conn = ServerConnection()
+    conn = ServerConnection(versions=API_VERSIONS_UP_TO_V2)
     conn.receive_data(framed(hex_payload))
     with pytest.raises(UnsupportedVersionError) as raised:
         conn.next_request()
     return raised.value.header
 
 
-# Everything captured except the two opening ApiVersions versions above the advertised range.
-SERVED_GOLDEN = [
-    name
-    for name in vars(golden)
-    if name.isupper() and name not in ("RDKAFKA_API_VERSIONS_V3", "KAFKA_PYTHON_API_VERSIONS_V4")
-]
+# Every frame captured from a client is served.
+SERVED_GOLDEN = [name for name in vars(golden) if name.isupper()]
 
 
 @pytest.mark.parametrize("name", SERVED_GOLDEN)
@@ -66,7 +68,12 @@ def test_golden_request_re_encodes_to_the_clients_exact_bytes(name: str) -> None
     assert again == framed(hex_payload)
 
 
-def test_librdkafka_opens_with_flexible_api_versions_v3_which_is_refused_with_its_header() -> None:
+def test_librdkafka_opens_with_flexible_api_versions_v3_which_is_served() -> None:
+    request = serve_one(golden.RDKAFKA_API_VERSIONS_V3)
+    assert (request.api_key, request.api_version, request.header.client_id) == (ApiKey.API_VERSIONS, 3, "golden-test")
+
+
+def test_a_broker_serving_api_versions_up_to_v2_refuses_librdkafka_v3_with_its_header() -> None:
     header = refused_header(golden.RDKAFKA_API_VERSIONS_V3)
     assert (header.api_key, header.api_version, header.correlation_id, header.client_id) == (18, 3, 1, "golden-test")
 
@@ -104,7 +111,12 @@ def test_librdkafka_produce_v7_carries_a_valid_record_batch() -> None:
     assert not header.has_producer_id
 
 
-def test_kafka_python_opens_with_api_versions_v4_which_is_refused_with_its_header() -> None:
+def test_kafka_python_opens_with_api_versions_v4_which_is_served() -> None:
+    request = serve_one(golden.KAFKA_PYTHON_API_VERSIONS_V4)
+    assert (request.api_key, request.api_version, request.header.client_id) == (18, 4, "kp-golden")
+
+
+def test_a_broker_serving_api_versions_up_to_v2_refuses_kafka_python_v4_with_its_header() -> None:
     header = refused_header(golden.KAFKA_PYTHON_API_VERSIONS_V4)
     assert (header.api_key, header.api_version, header.client_id) == (18, 4, "kp-golden")
 
@@ -152,7 +164,7 @@ class OneConnectionBroker:
         self.done.set()
 
     def _converse(self, client: socket.socket) -> None:
-        conn = ServerConnection()
+        conn = ServerConnection(versions=API_VERSIONS_UP_TO_V2)
         raw = FrameReader()
         while not self.done.is_set():
             try:
@@ -181,7 +193,7 @@ class OneConnectionBroker:
 
     def _answer(self, request: Request) -> Any:
         if request.api_key == ApiKey.API_VERSIONS:
-            return api_versions_response(ADVERTISED_VERSIONS)
+            return api_versions_response(API_VERSIONS_UP_TO_V2)
         if request.api_key == ApiKey.METADATA:
             broker = MetadataResponse.MetadataResponseBroker(node_id=0, host="127.0.0.1", port=self.port)
             return MetadataResponse(brokers=[broker], cluster_id="test", controller_id=0, topics=[])
@@ -210,7 +222,7 @@ def test_live_librdkafka_handshake_is_understood_and_its_downgrade_fully_decoded
 
     first = broker.steps[1][1]
     assert first.api_key == ApiKey.API_VERSIONS and first.client_id == "spate-protocol-test"
-    assert first.api_version > ADVERTISED_VERSIONS[ApiKey.API_VERSIONS].max
+    assert first.api_version > API_VERSIONS_UP_TO_V2[ApiKey.API_VERSIONS].max
     if first.api_version == 3:
         header, pos = decode_request_header(memoryview(broker.steps[0][1]))
         assert header.version == 2
@@ -221,6 +233,24 @@ def test_live_librdkafka_handshake_is_understood_and_its_downgrade_fully_decoded
     assert requests, "the client never retried after the refusal"
     retry = requests[0]
     assert retry.api_key == ApiKey.API_VERSIONS
-    assert retry.api_version < first.api_version and retry.api_version in ADVERTISED_VERSIONS[ApiKey.API_VERSIONS]
+    assert retry.api_version < first.api_version and retry.api_version in API_VERSIONS_UP_TO_V2[ApiKey.API_VERSIONS]
     assert retry.header.client_id == "spate-protocol-test"
     assert any(request.api_key == ApiKey.METADATA for request in requests[1:])
+
+
+# librdkafka 2.16 asking for all topics with Metadata v12: its int32 placeholder for the topic
+# count stays four zero bytes, a compact null and three bytes more than Kafka's parser reads.
+RDKAFKA_METADATA_V12_ALL_TOPICS = "0003000c00000003000772646b61666b61" "00" "00000000" "01" "00" "00"
+
+
+def test_librdkafka_metadata_v12_for_all_topics_is_served_despite_its_three_extra_bytes() -> None:
+    request = serve_one(RDKAFKA_METADATA_V12_ALL_TOPICS)
+    assert (request.api_key, request.api_version) == (ApiKey.METADATA, 12)
+    assert request.body.topics is None
+
+
+def test_other_trailing_bytes_after_a_metadata_request_are_still_refused() -> None:
+    conn = ServerConnection()
+    conn.receive_data(framed(RDKAFKA_METADATA_V12_ALL_TOPICS + "00"))
+    with pytest.raises(InvalidRequestError):
+        conn.next_request()

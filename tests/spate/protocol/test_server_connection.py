@@ -101,7 +101,8 @@ def test_after_a_framing_error_the_connection_stays_refused() -> None:
 
 
 def test_an_api_versions_request_above_the_range_gets_the_v0_refusal_and_the_stream_continues() -> None:
-    conn = ServerConnection()
+    served = {**ADVERTISED_VERSIONS, ApiKey.API_VERSIONS: VersionRange(0, 2)}
+    conn = ServerConnection(versions=served)
     conn.receive_data(encode_request(ApiKey.API_VERSIONS, 3, 11, "rdkafka", ApiVersionsRequest("c", "1")))
     conn.receive_data(heartbeat_frame(correlation_id=12))
     with pytest.raises(UnsupportedVersionError) as raised:
@@ -114,7 +115,7 @@ def test_an_api_versions_request_above_the_range_gets_the_v0_refusal_and_the_str
     body = ApiVersionsResponse.decode(reply[8:], 0)
     assert body.error_code == ErrorCode.UNSUPPORTED_VERSION
     assert {k.api_key: (k.min_version, k.max_version) for k in body.api_keys} == {
-        int(key): tuple(span) for key, span in ADVERTISED_VERSIONS.items()
+        int(key): tuple(span) for key, span in served.items()
     }
     next_request = conn.next_request()
     assert next_request is not None and next_request.header.correlation_id == 12
@@ -175,7 +176,7 @@ def test_a_flexible_request_header_skips_its_tagged_fields() -> None:
 
 def test_a_served_range_beyond_the_declarations_is_a_usage_error() -> None:
     with pytest.raises(ProtocolUsageError):
-        ServerConnection(versions={ApiKey.METADATA: VersionRange(0, 12)})
+        ServerConnection(versions={ApiKey.METADATA: VersionRange(0, 13)})
 
 
 def test_produce_with_acks_zero_expects_no_response() -> None:
@@ -214,8 +215,8 @@ def fetch_body(records_0: object, records_1: object) -> FetchResponse:
     return FetchResponse(
         responses=[
             FetchResponse.FetchableTopicResponse(
-                "orders",
-                [
+                topic="orders",
+                partitions=[
                     FetchResponse.PartitionData(partition_index=0, high_watermark=10, records=records_0),
                     FetchResponse.PartitionData(partition_index=1, high_watermark=20, records=records_1),
                 ],

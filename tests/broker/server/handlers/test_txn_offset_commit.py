@@ -23,7 +23,7 @@ from tests.broker.coordinator.group.group_harness import Harness
 
 E = ErrorCode
 Q = TxnOffsetCommitRequest
-VERSIONS = (0, 1, 2)
+VERSIONS = (0, 1, 2, 3, 4)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import pytest
 
 from spate.client.config import ClientConfig
 from spate.client.errors import BrokerUnavailableError, KafkaTimeoutError, NetworkError
+from spate.client.net.api_versions import CLIENT_VERSIONS
 from spate.client.net.connection import BrokerConnection
 from spate.client.net.network_client import NetworkClient
 from spate.protocol import ADVERTISED_VERSIONS, ApiKey, VersionRange
@@ -43,11 +44,12 @@ def metadata_reply(port: int) -> MetadataResponse:
 
 
 def test_negotiation_falls_back_when_the_broker_refuses_the_newest_api_versions(brokers) -> None:
-    broker = fake(brokers)  # serves ApiVersions v0-2, the client starts at v3
+    # A broker serving ApiVersions v0-2; the client starts at v3.
+    broker = fake(brokers, versions={**ADVERTISED_VERSIONS, ApiKey.API_VERSIONS: VersionRange(0, 2)})
     conn = BrokerConnection(-1, "127.0.0.1", broker.port, "test")
     conn.connect(time.monotonic() + 5)
     assert broker.requests == [(ApiKey.API_VERSIONS, 3), (ApiKey.API_VERSIONS, 2)]
-    assert conn.version(ApiKey.PRODUCE) == ADVERTISED_VERSIONS[ApiKey.PRODUCE].max
+    assert conn.version(ApiKey.PRODUCE) == CLIENT_VERSIONS[ApiKey.PRODUCE].max
     conn.close()
 
 
