@@ -248,6 +248,7 @@ _DEFINITIONS = (
         at_least(0),
     ),
     _p("log.preallocate", BOOLEAN, False, "Preallocate segment files on creation."),
+    _p("log.message.format.version", STRING, "3.0-IV1", "Deprecated since Kafka 3.0; accepted and ignored (v2 batches)."),
     _p(
         "log.message.timestamp.type",
         STRING,

@@ -183,6 +183,8 @@ _DEFINITIONS = (
         at_least(0),
         ("log.message.timestamp.after.max.ms",),
     ),
+    _t("message.format.version", STRING, "3.0-IV1", "Deprecated since Kafka 3.0; accepted and ignored (v2 batches).",
+       None, ("log.message.format.version",)),
     _t(
         "message.timestamp.type",
         STRING,

@@ -48,3 +48,13 @@ def test_entity_types_spate_does_not_keep_are_refused_by_name(kafka_tool) -> Non
     refused = kafka_tool("kafka-configs.sh", "--entity-type", "users", "--entity-name", "alice", "--describe")
     assert refused.returncode == 1
     assert "--entity-type users is not supported" in refused.stderr
+
+
+def test_the_deprecated_message_format_version_is_accepted_and_described(kafka_tool, topic) -> None:
+    # Kafka 3.x accepts it and ignores it (every batch is v2); old scripts and clients still set it.
+    kafka_tool("kafka-topics.sh", "--create", "--topic", topic)
+    altered = kafka_tool("kafka-configs.sh", "--topic", topic, "--alter", "--add-config",
+                         "message.format.version=0.10.0.0")
+    assert altered.returncode == 0, altered
+    described = kafka_tool("kafka-configs.sh", "--topic", topic, "--describe")
+    assert described.stdout.splitlines()[1].startswith("  message.format.version=0.10.0.0 sensitive=false")
