@@ -20,7 +20,7 @@ from spate.cli.common import BOOTSTRAP_ENV, DEFAULT_API_TIMEOUT_MS
 from spate.cli.errors import CliError
 
 FAILURE_EXIT = 1
-# Client properties of a --command-config file that only a secured listener would use.
+# The security.protocol values of a --command-config file that Spate's listeners serve.
 _SECURITY_PROTOCOLS_SERVED = ("PLAINTEXT",)
 
 
@@ -129,6 +129,6 @@ def run_tool(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | 
         return main(argv)
     except CliError as exc:
         print(f"Error: {exc}", file=sys.stderr)
-        return FAILURE_EXIT if exc.exit_code else 0
+        return FAILURE_EXIT
     except KeyboardInterrupt:
         return 130
