@@ -8,7 +8,6 @@ as in Kafka's tool.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from typing import Sequence
@@ -16,6 +15,7 @@ from typing import Sequence
 from spate.cli import leader_election as spate_election
 from spate.cli.errors import CliError
 from spate.cli.kafka_tools.tool import KafkaToolParser, ToolUsageError, run_tool, spate_args
+from spate.client import ErrorCode, TopicPartition
 
 PROG = "kafka-leader-election.sh"
 ELECTION_TYPES = ("preferred", "unclean")
@@ -44,11 +44,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.topic is not None and args.partition is None:
         raise ToolUsageError("--partition is required with --topic")
     if args.path_to_json_file is not None:
-        return _elect_each(args, kind, _partitions_of_file(args.path_to_json_file))
-    return spate_election.run_elect_leaders(spate_args(
-        args, preferred=kind == "preferred", unclean=kind == "unclean", topic=args.topic,
-        partition=args.partition, all_topic_partitions=args.all_topic_partitions,
-    ))
+        targets = list(dict.fromkeys(_partitions_of_file(args.path_to_json_file)))
+    else:
+        targets = [(args.topic, args.partition)]
+    results: dict[TopicPartition, ErrorCode] = {}
+    for topic, partition in targets:
+        _, outcome = spate_election.elect_leaders(spate_args(
+            args, preferred=kind == "preferred", unclean=kind == "unclean", topic=topic, partition=partition,
+            all_topic_partitions=args.all_topic_partitions,
+        ))
+        results.update(outcome)
+    return report(kind.upper(), results)
 
 
 def _partitions_of_file(path: str) -> list[tuple[str, int]]:
@@ -62,12 +68,23 @@ def _partitions_of_file(path: str) -> list[tuple[str, int]]:
         raise ToolUsageError(f'{path}: expected {{"partitions": [{{"topic": "t", "partition": 0}}, ...]}}') from None
 
 
-def _elect_each(args: argparse.Namespace, kind: str, partitions: list[tuple[str, int]]) -> int:
-    for topic, partition in dict.fromkeys(partitions):
-        spate_election.run_elect_leaders(spate_args(
-            args, preferred=kind == "preferred", unclean=kind == "unclean", topic=topic, partition=partition,
-            all_topic_partitions=False,
-        ))
+def report(election: str, results: dict[TopicPartition, ErrorCode]) -> int:
+    """Kafka's lines: the partitions elected, those that already had a valid leader, then each failure."""
+    def names(partitions: list[TopicPartition]) -> str:
+        return ", ".join(f"{tp.topic}-{tp.partition}" for tp in partitions)
+
+    elected = sorted(tp for tp, code in results.items() if code == ErrorCode.NONE)
+    not_needed = sorted(tp for tp, code in results.items() if code == ErrorCode.ELECTION_NOT_NEEDED)
+    failed = sorted((tp, code) for tp, code in results.items()
+                    if code not in (ErrorCode.NONE, ErrorCode.ELECTION_NOT_NEEDED))
+    if elected:
+        print(f"Successfully completed leader election ({election}) for partitions {names(elected)}")
+    if not_needed:
+        print(f"Valid replica already elected for partitions {names(not_needed)}")
+    for tp, code in failed:
+        print(f"Error completing leader election ({election}) for partition: {tp.topic}-{tp.partition}: {code.name}")
+    if failed:
+        raise CliError(f"{len(failed)} replica(s) could not be elected")
     return 0
 
 

@@ -42,11 +42,17 @@ def test_transactions_list_shows_a_committed_transactional_id(kafka_tool, broker
     assert described.stdout.splitlines()[1].split()[:5] == ["0", f"txn-{topic}", row[2], "0", "CompleteCommit"]
 
 
-def test_leader_election_of_a_partition_whose_preferred_replica_leads(kafka_tool, topic) -> None:
-    kafka_tool("kafka-topics.sh", "--create", "--topic", topic)
+def test_leader_election_of_a_partition_whose_preferred_replica_leads(kafka_tool, topic, tmp_path) -> None:
+    kafka_tool("kafka-topics.sh", "--create", "--topic", topic, "--partitions", "2")
     result = kafka_tool("kafka-leader-election.sh", "--election-type", "PREFERRED", "--topic", topic,
                         "--partition", "0")
     assert result.returncode == 0, result
+    assert result.stdout == f"Valid replica already elected for partitions {topic}-0\n"
+    listed = tmp_path / "partitions.json"
+    listed.write_text(json.dumps({"partitions": [{"topic": topic, "partition": 0}, {"topic": topic, "partition": 1}]}))
+    from_file = kafka_tool("kafka-leader-election.sh", "--election-type", "preferred", "--path-to-json-file",
+                           str(listed))
+    assert from_file.stdout == f"Valid replica already elected for partitions {topic}-0, {topic}-1\n"
     unknown_type = kafka_tool("kafka-leader-election.sh", "--election-type", "fast", "--all-topic-partitions")
     assert unknown_type.returncode == 1 and "--election-type" in unknown_type.stderr
 

@@ -55,3 +55,21 @@ def test_unknown_flags_and_stray_arguments_are_named() -> None:
         parser.parse_tool_args(["--bootstrap-server", "b:1", "--zookeeper", "zk:2181"])
     with pytest.raises(ToolUsageError, match="unexpected argument 'extra'"):
         parser.parse_tool_args(["--bootstrap-server", "b:1", "extra"])
+
+
+def test_leader_election_reports_in_kafkas_words(capsys) -> None:
+    from spate.cli.errors import CliError
+    from spate.cli.kafka_tools.leader_election import report
+    from spate.client import ErrorCode, TopicPartition
+
+    assert report("PREFERRED", {TopicPartition("t", 1): ErrorCode.NONE, TopicPartition("t", 0): ErrorCode.NONE,
+                                TopicPartition("u", 0): ErrorCode.ELECTION_NOT_NEEDED}) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "Successfully completed leader election (PREFERRED) for partitions t-0, t-1",
+        "Valid replica already elected for partitions u-0",
+    ]
+    with pytest.raises(CliError, match="1 replica\\(s\\) could not be elected"):
+        report("UNCLEAN", {TopicPartition("t", 0): ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE})
+    assert "Error completing leader election (UNCLEAN) for partition: t-0: ELIGIBLE_LEADERS_NOT_AVAILABLE" in (
+        capsys.readouterr().out
+    )
