@@ -123,7 +123,7 @@ def iso_datetime(text: str) -> int:
 
 
 @contextlib.contextmanager
-def _session(args: argparse.Namespace) -> Iterator[Admin]:
+def group_session(args: argparse.Namespace) -> Iterator[Admin]:
     with client_errors(args.bootstrap_server):
         admin = Admin(args.bootstrap_server, default_api_timeout_ms=args.api_timeout_ms,
                       request_timeout_ms=args.api_timeout_ms, client_id="spate-cli")
@@ -155,38 +155,57 @@ def _group_errors() -> Iterator[None]:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    with _session(args) as admin:
+    with group_session(args) as admin:
         for listing in admin.list_groups():
             print(listing.group_id)
     return 0
 
 
+@dataclass(frozen=True)
+class PartitionLag:
+    """One partition a group consumes or has committed: offsets, lag and the member that owns it."""
+
+    partition: TopicPartition
+    current: int | None
+    end: int | None
+    owner: MemberDescription | None
+
+    @property
+    def lag(self) -> int | None:
+        return max(0, self.end - self.current) if self.current is not None and self.end is not None else None
+
+
+def describe_group_lag(admin: Admin, group_id: str) -> tuple[GroupDescription, list[PartitionLag]]:
+    """The group (CliError if it does not exist) and its partitions in order, with their lag."""
+    description = _existing_group(admin, group_id)
+    committed = admin.list_group_offsets(group_id)
+    owners: dict[TopicPartition, MemberDescription] = {tp: m for m in description.members for tp in m.assignment}
+    partitions = sorted(set(committed) | set(owners))
+    end_offsets = _end_offsets(admin, partitions)
+    rows = [
+        PartitionLag(tp, committed[tp].offset if tp in committed else None, end_offsets.get(tp), owners.get(tp))
+        for tp in partitions
+    ]
+    return description, rows
+
+
 def run_describe(args: argparse.Namespace) -> int:
-    with _session(args) as admin:
-        description = _existing_group(admin, args.group)
-        committed = admin.list_group_offsets(args.group)
-        owners: dict[TopicPartition, MemberDescription] = {
-            tp: m for m in description.members for tp in m.assignment
-        }
-        partitions = sorted(set(committed) | set(owners))
-        end_offsets = _end_offsets(admin, partitions)
+    with group_session(args) as admin:
+        description, rows = describe_group_lag(admin, args.group)
 
     out = console()
     out.print(f"Group: {description.group_id}  State: {description.state}  Members: {len(description.members)}"
               f"  Assignor: {description.protocol or NONE_SHOWN}", soft_wrap=True)
     table = Table("TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID")
-    for tp in partitions:
-        current = committed[tp].offset if tp in committed else None
-        end = end_offsets.get(tp)
-        lag = max(0, end - current) if current is not None and end is not None else None
-        owner = owners.get(tp)
+    for row in rows:
+        owner = row.owner
         table.add_row(
-            tp.topic, str(tp.partition), _shown(current), _shown(end), _shown(lag),
+            row.partition.topic, str(row.partition.partition), _shown(row.current), _shown(row.end), _shown(row.lag),
             owner.member_id if owner else NONE_SHOWN,
             (owner.host or NONE_SHOWN) if owner else NONE_SHOWN,
             owner.client_id if owner else NONE_SHOWN,
         )
-    if partitions:
+    if rows:
         out.print(table)
     else:
         out.print("No committed offsets and no assigned partitions.")
@@ -198,22 +217,33 @@ def run_describe(args: argparse.Namespace) -> int:
     return 0
 
 
+def reset_group_offsets(
+    admin: Admin, args: argparse.Namespace
+) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
+    """The committed and new offsets of the partitions ``args.topic`` names; commits them with ``args.execute``.
+
+    ``args`` carries ``group``, ``topic`` (TopicSpecs), one of ``to_earliest``, ``to_latest``,
+    ``to_offset``, ``to_datetime``, ``shift_by``, and ``execute``.
+    """
+    description = admin.describe_groups(args.group)[args.group]
+    _require_empty(description)
+    partitions = _partitions_of(admin, args.topic)
+    committed = {tp: c.offset for tp, c in admin.list_group_offsets(args.group, partitions).items()}
+    plan = _plan(admin, args, partitions, committed)
+    if args.execute:
+        # Checked again by the coordinator: a member joining since is refused there.
+        admin.alter_group_offsets(args.group, plan)
+    return committed, plan
+
+
 def run_reset_offsets(args: argparse.Namespace) -> int:
-    with _session(args) as admin:
-        description = admin.describe_groups(args.group)[args.group]
-        _require_empty(description)
-        partitions = _partitions_of(admin, args.topic)
-        committed = admin.list_group_offsets(args.group, partitions)
-        plan = _plan(admin, args, partitions, {tp: c.offset for tp, c in committed.items()})
-        if args.execute:
-            # Checked again by the coordinator: a member joining since is refused there.
-            admin.alter_group_offsets(args.group, plan)
+    with group_session(args) as admin:
+        committed, plan = reset_group_offsets(admin, args)
 
     out = console()
     table = Table("TOPIC", "PARTITION", "CURRENT-OFFSET", "NEW-OFFSET")
     for tp, new in plan.items():
-        current = committed[tp].offset if tp in committed else None
-        table.add_row(tp.topic, str(tp.partition), _shown(current), str(new))
+        table.add_row(tp.topic, str(tp.partition), _shown(committed.get(tp)), str(new))
     out.print(table)
     if args.execute:
         out.print(f"Committed new offsets for {len(plan)} partition(s) of group {args.group}.", soft_wrap=True)
@@ -223,7 +253,7 @@ def run_reset_offsets(args: argparse.Namespace) -> int:
 
 
 def run_delete(args: argparse.Namespace) -> int:
-    with _session(args) as admin:
+    with group_session(args) as admin:
         admin.delete_groups(args.group)
     for group in args.group:
         print(f"Deleted group {group}")

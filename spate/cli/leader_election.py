@@ -44,7 +44,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     elect.set_defaults(func=run_elect_leaders)
 
 
-def run_elect_leaders(args: argparse.Namespace) -> int:
+def elect_leaders(args: argparse.Namespace) -> tuple[str, dict[TopicPartition, ErrorCode]]:
+    """The election asked for (``preferred`` or ``unclean``) and each partition's outcome."""
     if args.partition is not None and args.topic is None:
         raise CliError("--partition needs --topic", exit_code=USAGE)
     election = "unclean" if args.unclean else "preferred"
@@ -55,7 +56,11 @@ def run_elect_leaders(args: argparse.Namespace) -> int:
         elif args.topic is not None:
             described = admin.describe_topics([args.topic])[args.topic]
             partitions = [TopicPartition(args.topic, p.partition) for p in described.partitions]
-        results = admin.elect_leaders(election, partitions)
+        return election, admin.elect_leaders(election, partitions)
+
+
+def run_elect_leaders(args: argparse.Namespace) -> int:
+    election, results = elect_leaders(args)
     elected = [tp for tp, code in results.items() if code == ErrorCode.NONE]
     not_needed = [tp for tp, code in results.items() if code == ErrorCode.ELECTION_NOT_NEEDED]
     if args.output == "json":

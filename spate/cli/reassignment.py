@@ -218,7 +218,7 @@ def _wait_until_done(admin: Admin, plan: Mapping[TopicPartition, list[int] | Non
     progress = _progress(len(plan))
     try:
         while True:
-            pending = _still_moving(admin, plan)
+            pending = still_moving(admin, plan)
             if progress is not None:
                 progress.update(progress.task_ids[0], completed=len(plan) - len(pending))
             if not pending:
@@ -232,7 +232,7 @@ def _wait_until_done(admin: Admin, plan: Mapping[TopicPartition, list[int] | Non
             progress.stop()
 
 
-def _still_moving(admin: Admin, plan: Mapping[TopicPartition, list[int] | None]) -> list[TopicPartition]:
+def still_moving(admin: Admin, plan: Mapping[TopicPartition, list[int] | None]) -> list[TopicPartition]:
     ongoing = admin.list_partition_reassignments(plan)
     topics = admin.describe_topics(sorted({tp.topic for tp in plan}))
     pending = []

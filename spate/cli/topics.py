@@ -200,21 +200,29 @@ def run_alter_config(args: argparse.Namespace) -> int:
     updates = config_map(args.config)
     if not updates and not args.delete_config:
         raise CliError("nothing to change: give --config KEY=VALUE or --delete-config KEY", exit_code=2)
-    resource = ConfigResource.topic(args.name)
     with open_admin(args) as admin, client_errors(args.bootstrap_server):
-        changes = [AlterConfigOp(k, v) for k, v in updates.items()]
-        changes += [AlterConfigOp(k, op=AlterConfigOp.OpType.DELETE) for k in args.delete_config]
-        try:
-            admin.incremental_alter_configs({resource: changes})
-            api = "IncrementalAlterConfigs"
-        except UnsupportedApiError:
-            _replace_overrides(admin, resource, updates, args.delete_config)
-            api = "AlterConfigs"
+        api = alter_topic_configs(admin, args.name, updates, args.delete_config)
     if args.output == "json":
         print_json({"topic": args.name, "set": updates, "deleted": list(args.delete_config), "api": api})
     else:
         print(f"Updated configs of topic {args.name}.")
     return 0
+
+
+def alter_topic_configs(admin: Admin, topic: str, updates: dict[str, str], deleted: list[str]) -> str:
+    """Set ``updates`` and return ``deleted`` to their defaults; the name of the API that did it.
+
+    IncrementalAlterConfigs where the broker serves it, else AlterConfigs over the current overrides.
+    """
+    resource = ConfigResource.topic(topic)
+    changes = [AlterConfigOp(k, v) for k, v in updates.items()]
+    changes += [AlterConfigOp(k, op=AlterConfigOp.OpType.DELETE) for k in deleted]
+    try:
+        admin.incremental_alter_configs({resource: changes})
+        return "IncrementalAlterConfigs"
+    except UnsupportedApiError:
+        _replace_overrides(admin, resource, updates, deleted)
+        return "AlterConfigs"
 
 
 def _replace_overrides(admin: Admin, resource: ConfigResource, updates: dict[str, str], deleted: list[str]) -> None:

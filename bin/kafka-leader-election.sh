@@ -1,0 +1,3 @@
+#!/bin/sh
+# Kafka's kafka-leader-election.sh, served by Spate: the same flags, Kafka's output where scripts read it.
+exec "$(dirname "$(readlink -f "$0")")/spate-kafka-tool" kafka-leader-election.sh "$@"

@@ -1,0 +1,3 @@
+#!/bin/sh
+# Kafka's kafka-transactions.sh, served by Spate: the same flags, Kafka's output where scripts read it.
+exec "$(dirname "$(readlink -f "$0")")/spate-kafka-tool" kafka-transactions.sh "$@"
