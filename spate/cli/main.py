@@ -14,6 +14,7 @@ from spate.cli import (
     broker,
     certs,
     cluster,
+    console,
     consume,
     groups,
     jobs,
@@ -27,7 +28,8 @@ from spate.cli import (
 from spate.cli.errors import CliError
 
 # Each command module exposes ``register(subparsers)`` and sets ``func`` on its parser.
-COMMAND_MODULES = (broker, zookeeper, cluster, topics, produce, consume, perf, groups, transactions, certs, users, jobs)
+COMMAND_MODULES = (broker, zookeeper, cluster, topics, produce, consume, perf, groups, transactions, certs, users, jobs,
+                   console)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,36 @@
+"""``spate console``'s options: read-only by default over a secured connection, client properties."""
+
+from __future__ import annotations
+
+import pytest
+
+from spate.cli.console import client_options, is_read_only
+from spate.cli.errors import CliError
+from spate.cli.main import build_parser
+
+
+def test_read_only_by_default_when_the_connection_is_secured() -> None:
+    assert is_read_only(None, {}) is False
+    assert is_read_only(None, {"security_protocol": "SASL_SSL"}) is True
+    assert is_read_only(None, {"security_protocol": "plaintext"}) is False
+
+
+def test_an_explicit_choice_wins() -> None:
+    assert is_read_only(True, {}) is True
+    assert is_read_only(False, {"security_protocol": "SSL"}) is False
+
+
+def test_client_properties_become_client_options() -> None:
+    options = client_options({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-256"})
+    assert options == {"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "SCRAM-SHA-256"}
+
+
+def test_unknown_client_properties_are_named() -> None:
+    with pytest.raises(CliError, match="bogus.setting is not a client setting"):
+        client_options({"bogus.setting": "1"})
+
+
+def test_command_line() -> None:
+    args = build_parser().parse_args(["console", "--bootstrap-server", "b:9092", "--port", "9000", "--read-only"])
+    assert (args.bootstrap_server, args.port, args.read_only) == ("b:9092", 9000, True)
+    assert build_parser().parse_args(["console"]).read_only is None
