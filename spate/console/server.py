@@ -73,6 +73,8 @@ class ConsoleApp:
                 "The cluster said no", _first_line(exc), read_only=self.settings.read_only))
 
     def _get(self, path: str, query: dict[str, str]) -> Response:
+        if path == "/favicon.ico":
+            return Response(HTTPStatus.NO_CONTENT, "", "text/plain")
         for pattern, handler in self._get_routes():
             match = re.fullmatch(pattern, path)
             if match:
