@@ -106,6 +106,7 @@ def run_up(args: argparse.Namespace) -> int:
             if cluster.metrics_ports:
                 print(where_to_look(cluster.metrics_ports, _prometheus_config_path(cluster)), file=sys.stderr,
                       flush=True)
+                print(f"spate: web console: spate console --bootstrap-server {cluster.bootstrap}", file=sys.stderr)
             if args.no_status:
                 _wait_quietly(cluster, stopping)
             else:

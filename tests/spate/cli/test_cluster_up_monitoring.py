@@ -59,4 +59,5 @@ def test_monitoring_on_a_cluster_prints_where_to_point_prometheus_and_grafana(tm
     wait_until(lambda: sum(scrape(url).value("kafka_controller_kafkacontroller_activecontrollercount")
                            for url in urls) == 1, "one broker to report itself the active controller", timeout_s=60)
     assert "spate.json" in cluster.stderr
+    assert "spate console --bootstrap-server 127.0.0.1:" in cluster.stderr
     assert cluster.stop() == 0, cluster.stderr
