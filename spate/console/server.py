@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
-from spate.client import AdminError, ClientError, KafkaError
+from spate.client import AdminError, ClientError, ErrorCode, KafkaError
 from spate.console import actions, group_pages, layout, message_pages, topic_pages
 from spate.console.api import ApiRequest, handle_api
 from spate.console.browse_query import parse_browse_query
@@ -64,13 +64,11 @@ class ConsoleApp:
                     raise actions.ReadOnlyError()
                 return self._post(path, form)
             return self._get(path, query)
-        except actions.ReadOnlyError as exc:
-            return Response(HTTPStatus.FORBIDDEN, layout.error_page("Refused", str(exc), read_only=True))
-        except actions.ActionRefused as exc:
-            return Response(HTTPStatus.BAD_REQUEST, layout.error_page("Not done", str(exc), read_only=False))
-        except (AdminError, KafkaError, ClientError) as exc:
-            return Response(HTTPStatus.BAD_GATEWAY, layout.error_page(
-                "The cluster said no", _first_line(exc), read_only=self.settings.read_only))
+        except (actions.ActionRefused, KafkaError, ClientError) as exc:
+            status, title = _failure(exc)
+            if path.startswith("/api/"):
+                return _json(status, {"error": _first_line(exc)})
+            return Response(status, layout.error_page(title, _first_line(exc), read_only=self.settings.read_only))
 
     def _get(self, path: str, query: dict[str, str]) -> Response:
         if path == "/favicon.ico":
@@ -139,6 +137,19 @@ class ConsoleApp:
             actions.apply_reset(self.view, plan)
             return redirect(group_pages.group_href(group_id, "?flash=offsets+reset"))
         return Response(HTTPStatus.NOT_FOUND, layout.error_page("Not found", f"no action at {path}", read_only=False))
+
+
+def _failure(exc: Exception) -> tuple[int, str]:
+    """The HTTP status and page title for a refused action or a cluster error."""
+    if isinstance(exc, actions.ReadOnlyError):
+        return HTTPStatus.FORBIDDEN, "Refused"
+    if isinstance(exc, actions.ActionRefused):
+        return HTTPStatus.BAD_REQUEST, "Not done"
+    if isinstance(exc, AdminError) and all(
+        e.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION for e in exc.errors.values()
+    ):
+        return HTTPStatus.NOT_FOUND, "No such topic"
+    return HTTPStatus.BAD_GATEWAY, "The cluster said no"
 
 
 def _json(status: int, document: Any) -> Response:

@@ -116,6 +116,28 @@ def test_the_message_browser_shows_a_record_as_json_text_and_hex(browser, consol
     assert b"order-7".hex(" ") in by_id(browser, "records").text
 
 
+def test_the_message_browser_starts_at_a_time(browser, console: ConsoleProcess, admin: Admin,
+                                             broker: BrokerProcess) -> None:
+    create_topic(admin, "timed")
+    with Producer(broker.bootstrap) as producer:
+        producer.send("timed", b"early", timestamp=1_700_000_000_000).result(timeout=30)
+        producer.send("timed", b"late", timestamp=1_800_000_000_000).result(timeout=30)
+    browser.get(console.url + "/topics/timed/messages?partition=0")
+    by_id(browser, "timestamp").send_keys("2025-01-01T00:00:00Z")
+    by_id(browser, "browse-submit").click()
+    wait_until(lambda: "late" in by_id(browser, "records").text, 30, "the records after the time")
+    assert "early" not in by_id(browser, "records").text
+    assert "2027-01-15T08:00:00.000+00:00" in by_id(browser, "records").text
+
+
+def test_the_replication_page_lists_every_partition_with_its_isr(browser, console: ConsoleProcess,
+                                                                 admin: Admin, broker: BrokerProcess) -> None:
+    create_topic(admin, "replicated", partitions=2)
+    browser.get(console.url + "/replication")
+    rows = [row for row in by_id(browser, "replication").text.splitlines() if row.startswith("replicated ")]
+    assert rows == ["replicated 0 0 0 0 in sync", "replicated 1 0 0 0 in sync"]
+
+
 def test_follow_mode_shows_new_records(browser, console: ConsoleProcess, admin: Admin,
                                        broker: BrokerProcess) -> None:
     create_topic(admin, "followed")

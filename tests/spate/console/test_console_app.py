@@ -146,3 +146,28 @@ def test_reset_is_refused_while_the_group_has_members(cluster: FakeCluster, monk
                                                                 "confirm": "yes"})
     assert response.status == 400 and "active member" in response.body
     assert cluster.resets == []
+
+
+def test_an_unknown_topic_is_a_404_page_and_a_404_document(cluster: FakeCluster, monkeypatch) -> None:
+    from spate.client import AdminError, ErrorCode, KafkaError
+
+    def missing(name: str):
+        raise AdminError("describe_topics", {name: KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name}")})
+
+    monkeypatch.setattr(cluster, "topic", missing)
+    page = app(cluster).handle("GET", "/topics/gone", {})
+    assert page.status == 404 and "No such topic" in page.body
+    monkeypatch.setattr(cluster, "read_records", lambda *a, **k: missing("gone"))
+    status, document = get_json(app(cluster), "/api/topics/gone/records?offset=0")
+    assert status == 404 and "gone" in document["error"]
+
+
+def test_a_cluster_failure_is_a_502_with_the_reason(cluster: FakeCluster, monkeypatch) -> None:
+    from spate.client import ErrorCode, KafkaError
+
+    def refuse(*args, **kwargs):
+        raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "delete topic orders")
+
+    monkeypatch.setattr(cluster, "delete_topic", refuse)
+    response = app(cluster).handle("POST", "/topics/orders/delete", {"confirm": "orders"})
+    assert response.status == 502 and "TOPIC_AUTHORIZATION_FAILED" in response.body
