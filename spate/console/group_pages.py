@@ -60,6 +60,7 @@ def group_body(group: GroupDescription, lag: list[PartitionLag], *, read_only: b
         '<svg id="lag-chart" width="640" height="200" viewBox="0 0 640 200" role="img" aria-label="lag over time">'
         '<polyline id="lag-line" fill="none" stroke="#2863c7" stroke-width="2" points=""></polyline>'
         '<text id="lag-max" x="4" y="14" font-size="12"></text></svg>'
+        '<div id="lag-legend"><span style="color:#2863c7">\u25A0 total  </span></div>'
         f'<div id="chart-state" data-api="{esc(api)}" hidden></div>'
     )
     topics = sorted({p.topic for p in lag})
@@ -103,35 +104,69 @@ def _dash(value: object, dash: str = "-") -> object:
     return dash if value is None else value
 
 
-# The live lag chart: poll the JSON endpoint each second, keep the last 60 totals, draw them as a polyline.
+# The live lag chart: poll the JSON endpoint each second and keep the last 60 samples of the total lag (the
+# thick line) and of each partition's lag (one thin line each, named in the legend).
 LAG_CHART_SCRIPT = """
 (function(){
+  var SVG = 'http://www.w3.org/2000/svg', W = 640, H = 200, KEEP = 60;
+  var COLORS = ['#d1495b', '#00798c', '#edae49', '#66a182', '#8d6cab', '#2e4057', '#f08a4b', '#6c8ead'];
   var api = document.getElementById('chart-state').dataset.api;
-  var line = document.getElementById('lag-line'), label = document.getElementById('lag-max');
+  var chart = document.getElementById('lag-chart'), line = document.getElementById('lag-line');
+  var label = document.getElementById('lag-max'), legend = document.getElementById('lag-legend');
   var total = document.getElementById('lag-total'), status = document.getElementById('chart-status');
-  var history = [Number(total.dataset.lag)], W = 640, H = 200, KEEP = 60;
+  var history = [Number(total.dataset.lag)], series = {}, lines = {};
+  function y(v, max){ return (H - 4 - (v / max) * (H - 24)).toFixed(1); }
+  function points(values, max){
+    var step = W / (KEEP - 1), offset = KEEP - values.length;
+    return values.map(function(v, i){ return v === null ? null : ((offset + i) * step).toFixed(1) + ',' + y(v, max); })
+      .filter(function(p){ return p !== null; }).join(' ');
+  }
+  function partitionLine(name){
+    if (lines[name]) return lines[name];
+    var color = COLORS[Object.keys(lines).length % COLORS.length];
+    var pl = document.createElementNS(SVG, 'polyline');
+    pl.setAttribute('fill', 'none'); pl.setAttribute('stroke', color); pl.setAttribute('stroke-width', '1');
+    pl.setAttribute('class', 'partition-line'); pl.dataset.partition = name;
+    chart.insertBefore(pl, line);
+    var item = document.createElement('span'); item.style.color = color; item.textContent = '\u25A0 ' + name + '  ';
+    legend.appendChild(item);
+    return lines[name] = pl;
+  }
   function draw(){
-    var max = Math.max.apply(null, history.concat([1]));
-    var step = W / (KEEP - 1);
-    line.setAttribute('points', history.map(function(v, i){
-      return (i * step).toFixed(1) + ',' + (H - 4 - (v / max) * (H - 24)).toFixed(1);
-    }).join(' '));
+    var all = history.slice();
+    Object.keys(series).forEach(function(k){ all = all.concat(series[k].filter(function(v){ return v !== null; })); });
+    var max = Math.max.apply(null, all.concat([1]));
+    line.setAttribute('points', points(history, max));
+    Object.keys(series).forEach(function(k){ partitionLine(k).setAttribute('points', points(series[k], max)); });
     label.textContent = 'max ' + max;
+  }
+  function updateTable(data){
+    document.querySelectorAll('#lag tbody tr').forEach(function(tr){
+      var cells = tr.children; if (cells.length < 6) return;
+      data.partitions.forEach(function(p){
+        if (cells[0].textContent === p.topic && cells[1].textContent === String(p.partition)) {
+          cells[2].textContent = p.committed === null ? '-' : p.committed;
+          cells[3].textContent = p.log_end === null ? '-' : p.log_end;
+          cells[4].textContent = p.lag === null ? '-' : p.lag;
+        }
+      });
+    });
   }
   function poll(){
     fetch(api).then(function(r){ return r.json(); }).then(function(data){
       history.push(data.total_lag); if (history.length > KEEP) history.shift();
-      total.textContent = data.total_lag; total.dataset.lag = data.total_lag;
-      document.querySelectorAll('#lag tbody tr').forEach(function(tr){
-        var cells = tr.children; if (cells.length < 6) return;
-        data.partitions.forEach(function(p){
-          if (cells[0].textContent === p.topic && cells[1].textContent === String(p.partition)) {
-            cells[2].textContent = p.committed === null ? '-' : p.committed;
-            cells[3].textContent = p.log_end === null ? '-' : p.log_end;
-            cells[4].textContent = p.lag === null ? '-' : p.lag;
-          }
-        });
+      var seen = {};
+      data.partitions.forEach(function(p){
+        var name = p.topic + '-' + p.partition; seen[name] = true;
+        if (!series[name]) series[name] = history.slice(0, -1).map(function(){ return null; });
+        series[name].push(p.lag);
       });
+      Object.keys(series).forEach(function(k){
+        if (!seen[k]) series[k].push(null);
+        while (series[k].length > history.length) series[k].shift();
+      });
+      total.textContent = data.total_lag; total.dataset.lag = data.total_lag;
+      updateTable(data);
       line.dataset.samples = history.length;
       draw();
     }).catch(function(e){ status.textContent = '(update failed: ' + e + ')'; });

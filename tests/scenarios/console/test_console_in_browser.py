@@ -169,6 +169,9 @@ def test_the_lag_chart_updates_as_records_arrive(browser, console: ConsoleProces
     assert len(points) >= 2
     assert points[0] != points[-1]  # the line climbed from 0 to 7
     assert "7" in by_id(browser, "lag").text
+    partition_line = browser.find_element("css selector", 'polyline.partition-line[data-partition="lagging-0"]')
+    assert partition_line.get_attribute("points")
+    assert "lagging-0" in by_id(browser, "lag-legend").text
 
 
 def test_offsets_are_reset_after_confirmation(browser, console: ConsoleProcess, admin: Admin) -> None:
