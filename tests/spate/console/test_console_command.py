@@ -34,3 +34,12 @@ def test_command_line() -> None:
     args = build_parser().parse_args(["console", "--bootstrap-server", "b:9092", "--port", "9000", "--read-only"])
     assert (args.bootstrap_server, args.port, args.read_only) == ("b:9092", 9000, True)
     assert build_parser().parse_args(["console"]).read_only is None
+
+
+def test_an_unreachable_cluster_fails_at_start_naming_the_address(capsys: pytest.CaptureFixture[str]) -> None:
+    from spate.cli.main import main
+    from tests.support.broker_process import free_port
+
+    address = f"127.0.0.1:{free_port()}"
+    assert main(["console", "--bootstrap-server", address, "--api-timeout-ms", "1000"]) == 1
+    assert address in capsys.readouterr().err
