@@ -9,8 +9,6 @@ it removes it from the ISR as it stands in ZooKeeper, not as it last heard it.
 
 from __future__ import annotations
 
-import pytest
-
 from spate.protocol import ApiKey
 from spate.structs import TopicPartition
 from tests.broker.controller.conftest import WAIT_S, ControllerCluster
