@@ -418,10 +418,29 @@ class KafkaController:
                     state.leader, state.leader_epoch, state.isr, state.controller_epoch, stored.zk_version
                 )
             self._batch.add_update_metadata(context.live_or_shutting_down(), changed)
+            self.replicas.remove_from_isr(self._ineligible_isr_members(changed))
             self.reassignments.check(changed)
             self._send()
         self._zk.remove_isr_change_notifications(name for name, _ in notifications)
         self._zk.remove_isr_change_notifications(m.path.rsplit("/", 1)[-1] for m in malformed)
+
+    def _ineligible_isr_members(self, partitions: Iterable[TopicPartition]) -> list[PartitionReplica]:
+        """Followers a leader put in an ISR whose broker is shutting down or gone (Kafka's INELIGIBLE_REPLICA).
+
+        A leader writes its ISR expansions itself and only knows which brokers
+        are registered; a fetch sent just before a broker stopped its fetchers
+        can bring it back, and an idle partition would keep it there.
+        """
+        context = self.context
+        eligible = context.electable_brokers()
+        return [
+            PartitionReplica(tp, broker_id)
+            for tp in partitions
+            if (state := context.leadership.get(tp)) is not None and state.leader in eligible
+            and not context.is_deleting(tp.topic)
+            for broker_id in state.isr
+            if broker_id != state.leader and broker_id not in eligible
+        ]  # fmt: skip
 
     def _on_reassignment_request(self) -> None:
         self.reassignments.on_request(watch=self._enqueue(ev.PartitionReassignment()))

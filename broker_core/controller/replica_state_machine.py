@@ -16,7 +16,7 @@ import logging
 from collections.abc import Callable, Iterable
 
 from broker_core.cluster.zk.controller_election import Leadership
-from broker_core.cluster.zk.controller_zk import ControllerMovedError, ControllerZk
+from broker_core.cluster.zk.controller_zk import ControllerMovedError, ControllerZk, StaleStateError
 from broker_core.cluster.zk.znodes import LeaderIsrAndControllerEpoch
 from broker_core.controller.context import NO_LEADER, ControllerContext, LeaderAndIsr, PartitionReplica
 from broker_core.controller.request_batch import ControllerRequestBatch
@@ -24,6 +24,9 @@ from broker_core.controller.states import ReplicaState, check_replica_transition
 from spate.structs import TopicPartition
 
 logger = logging.getLogger(__name__)
+
+# Rounds of reading a partition's state and writing it without a replica, when its leader keeps writing meanwhile.
+MAX_ISR_REMOVAL_ATTEMPTS = 3
 
 
 class ReplicaStateMachine:
@@ -92,35 +95,64 @@ class ReplicaStateMachine:
                     replica.partition in context.leadership) else -1
                 self._batch.add_stop_replica(replica.broker_id, replica.partition, delete=False,
                                              leader_epoch=leader_epoch)
-        self._remove_from_isr([r for r in replicas if not context.is_deleting(r.partition.topic)])
+        self.remove_from_isr([r for r in replicas if not context.is_deleting(r.partition.topic)])
 
-    def _remove_from_isr(self, replicas: list[PartitionReplica]) -> None:
-        context = self._context
+    def remove_from_isr(self, replicas: Iterable[PartitionReplica]) -> None:
+        """Take the replicas out of their partitions' ISR as it stands in ZooKeeper, bumping the leader epoch.
+
+        The state is read from ZooKeeper, not from what the controller last
+        heard: a leader may have written an ISR expansion whose notification
+        is still on its way. A write that finds the state changed meanwhile
+        (the leader wrote again) is retried on the newer state, at most
+        :data:`MAX_ISR_REMOVAL_ATTEMPTS` times. The replicas taken out hear
+        nothing more of the partition (Kafka leaves them out of the
+        LeaderAndIsr): a broker that is shutting down must not follow again.
+        """
         removed: dict[TopicPartition, set[int]] = {}
         for replica in replicas:
             removed.setdefault(replica.partition, set()).add(replica.broker_id)
+        pending = list(removed)
+        for _ in range(MAX_ISR_REMOVAL_ATTEMPTS):
+            if not pending:
+                return
+            pending = self._remove_once({tp: removed[tp] for tp in pending})
+        for tp in pending:
+            logger.warning("controller: could not take %s out of the ISR of %s: its state kept changing",
+                           sorted(removed[tp]), tp)
+
+    def _remove_once(self, removed: dict[TopicPartition, set[int]]) -> list[TopicPartition]:
+        """One read-and-write round; returns the partitions whose state changed since it was read."""
+        context = self._context
+        stored, malformed = self._zk.partition_states(removed)
+        for bad in malformed:
+            logger.error("controller: ignoring malformed znode %s: %s", bad.path, bad.reason)
         writes: dict[TopicPartition, tuple[LeaderIsrAndControllerEpoch, int]] = {}
         for tp, brokers in removed.items():
-            current = context.leadership.get(tp)
-            if current is None or not (brokers & set(current.isr) or current.leader in brokers):
+            found = stored.get(tp)
+            if found is None:
+                continue
+            current = found.state
+            if not (brokers & set(current.isr) or current.leader in brokers):
                 continue
             leader = NO_LEADER if current.leader in brokers else current.leader
             remaining = tuple(b for b in current.isr if b not in brokers)
             isr = remaining or current.isr[-1:]
             writes[tp] = (LeaderIsrAndControllerEpoch(leader, current.leader_epoch + 1, isr, context.epoch),
-                          current.zk_version)
+                          found.zk_version)
         versions, errors = self._zk.write_partition_states(writes, self._leadership())
         for error in errors.values():
             if isinstance(error, ControllerMovedError):
                 raise error
         for tp, error in errors.items():
-            logger.warning("controller: could not take a stopped replica out of the ISR of %s: %s", tp, error)
+            if not isinstance(error, StaleStateError):
+                logger.warning("controller: could not take a stopped replica out of the ISR of %s: %s", tp, error)
         for tp, version in versions.items():
             state = writes[tp][0]
             leadership = LeaderAndIsr(state.leader, state.leader_epoch, state.isr, state.controller_epoch, version)
             context.leadership[tp] = leadership
-            live = [r for r in context.replicas_of(tp) if context.is_replica_online(r, tp)]
+            told = [r for r in context.replicas_of(tp) if r not in removed[tp] and context.is_replica_online(r, tp)]
             if leadership.leader != NO_LEADER:
-                self._batch.add_leader_and_isr(live, tp, leadership)
+                self._batch.add_leader_and_isr(told, tp, leadership)
             else:
                 self._batch.add_update_metadata(context.live_or_shutting_down(), [tp])
+        return [tp for tp, error in errors.items() if isinstance(error, StaleStateError)]

@@ -320,7 +320,7 @@ class Partition:
             return False
         end = self.log.log_end_offset if leader_end_offset is None else leader_end_offset
         state.update_fetch_state(fetch_offset, log_start_offset=log_start_offset, fetch_ms=now_ms,
-                                 leader_end_offset=end)
+                                 leader_end_offset=end, leader_epoch=self.leader_epoch)
         return self.maybe_increment_high_watermark()
 
     def maybe_increment_high_watermark(self) -> bool:
@@ -367,11 +367,18 @@ class Partition:
     def isr_to_expand(self, broker_id: int) -> tuple[int, ...] | None:
         """The ISR with ``broker_id`` back, if it caught up to the high watermark within this leader's epoch.
 
+        Caught up within the epoch (Kafka's ``isFollowerInSync``): its latest
+        fetch was made in the current leader epoch and reached both the high
+        watermark and the offset where the epoch began. A position known
+        from an earlier epoch proves nothing: the controller may have taken
+        the follower out since (its broker shutting down, with no fetch after).
         None when it is in the ISR already, is not a replica, or another ISR change is in flight.
         """
         state = self._followers.get(broker_id)
         start = self.leader_epoch_start_offset
         if state is None or broker_id in self.isr or not self.is_leader or self.pending_isr is not None:
+            return None
+        if state.last_fetch_leader_epoch != self.leader_epoch:
             return None
         if start is not None and state.log_end_offset >= self.high_watermark and state.log_end_offset >= start:
             return (*self.isr, broker_id)

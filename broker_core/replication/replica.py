@@ -33,11 +33,13 @@ class FollowerState:
     last_fetch_ms: int = 0
     # The leader's log end offset when this follower last fetched.
     last_fetch_leader_log_end_offset: int = UNKNOWN_OFFSET
+    # The leader epoch this follower last fetched in: only a fetch in the current one may bring it into the ISR.
+    last_fetch_leader_epoch: int = -1
 
     def update_fetch_state(
-        self, fetch_offset: int, *, log_start_offset: int, fetch_ms: int, leader_end_offset: int
+        self, fetch_offset: int, *, log_start_offset: int, fetch_ms: int, leader_end_offset: int, leader_epoch: int = -1
     ) -> None:
-        """Record a fetch from ``fetch_offset`` while the leader's log ended at ``leader_end_offset``."""
+        """Record a fetch from ``fetch_offset`` in ``leader_epoch``; the leader's log ended at ``leader_end_offset``."""
         if fetch_offset >= leader_end_offset:
             self.last_caught_up_ms = max(self.last_caught_up_ms, fetch_ms)
         elif fetch_offset >= self.last_fetch_leader_log_end_offset:
@@ -46,6 +48,7 @@ class FollowerState:
         self.log_start_offset = log_start_offset
         self.last_fetch_leader_log_end_offset = max(leader_end_offset, self.last_fetch_leader_log_end_offset)
         self.last_fetch_ms = fetch_ms
+        self.last_fetch_leader_epoch = leader_epoch
 
     def is_caught_up(self, leader_end_offset: int, now_ms: int, max_lag_ms: int) -> bool:
         """In sync: its log ends where the leader's does, or it was caught up within ``max_lag_ms``."""

@@ -136,6 +136,10 @@ class IsrManager:
 
         A broker whose registration is gone (a zombie still fetching after its
         ZooKeeper session expired) stays out, as Kafka checks in ZooKeeper mode.
+        A broker in controlled shutdown is still registered, and UpdateMetadata
+        does not say it is leaving: the controller, which knows, takes it out
+        again with a new leader epoch, and a fetch from before that epoch never
+        brings it back (``Partition.isr_to_expand``).
         """
         expanded = partition.isr_to_expand(follower_id)
         if expanded is not None and self._broker_alive(follower_id):

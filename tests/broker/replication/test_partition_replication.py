@@ -151,6 +151,18 @@ def test_while_an_isr_change_is_in_flight_no_other_is_proposed(leader: Partition
     assert leader.isr_to_shrink(now_ms=10 * LAG_MS, max_lag_ms=LAG_MS) == (1,)
 
 
+def test_a_follower_taken_out_at_a_new_epoch_rejoins_only_after_a_fetch_in_that_epoch(tmp_path: Path):
+    partition = open_partition(tmp_path, node_id=1)
+    partition.make_leader(0, isr=(1, 2), replicas=(1, 2), now_ms=0)
+    partition.update_follower_fetch(2, 0, now_ms=1)  # caught up on an idle partition
+    # The controller took broker 2 out (its broker is shutting down) with a new leader epoch.
+    partition.make_leader(1, isr=(1,), replicas=(1, 2), now_ms=2)
+    assert partition.follower(2).log_end_offset == 0  # its position is kept ...
+    assert partition.isr_to_expand(2) is None  # ... but proves nothing about the new epoch
+    partition.update_follower_fetch(2, 0, now_ms=3)
+    assert partition.isr_to_expand(2) == (1, 2)
+
+
 def test_a_follower_being_added_holds_the_high_watermark_until_the_change_is_written(leader: Partition):
     leader.apply_isr((1, 2), partition_epoch=5)
     leader.update_follower_fetch(2, 0, now_ms=1)

@@ -224,3 +224,24 @@ def test_a_broker_no_longer_registered_does_not_rejoin(tmp_path: Path) -> None:
     alive.add(2)
     s.expand(partition, 2)
     assert partition.isr == (ME, 2)
+
+
+def test_a_broker_gone_after_its_last_fetch_is_not_added_back_at_the_next_epoch(tmp_path: Path) -> None:
+    s = Setup(tmp_path)
+    alive = {ME, 2}
+    s.isr = IsrManager(replicas=s.h.replicas, writer=s.zk, clock=s.h.clock, max_lag_ms=LAG_MS,
+                       broker_alive=lambda broker_id: broker_id in alive)
+    partition = s.lead()
+    partition.update_follower_fetch(2, 0, s.h.clock())
+    # Broker 2 shut down: the controller took it out at epoch 1, then its registration went.
+    s.lead(isr=(ME,), leader_epoch=1, version=1)
+    s.h.clock.now += 1
+    s.expand(partition, 2)  # what a late fetch of the previous epoch could have asked for
+    assert partition.isr == (ME,) and s.zk.writes == []
+    alive.discard(2)
+    partition.update_follower_fetch(2, 0, s.h.clock())
+    s.expand(partition, 2)
+    assert partition.isr == (ME,) and s.zk.writes == []
+    s.h.clock.now += 10 * LAG_MS  # an idle partition: nothing new to fetch, and it stays out
+    s.shrink()
+    assert partition.isr == (ME,) and s.zk.writes == []
