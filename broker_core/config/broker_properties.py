@@ -292,7 +292,14 @@ _DEFINITIONS = (
         "Dirty share of a log that makes it due for compaction.",
         Range(0.0, 1.0),
     ),
-    _p("num.recovery.threads.per.data.dir", INT, 1, "Threads per log dir that recover logs at start-up.", at_least(1)),
+    # Kafka 4's default: closing logs is mostly fsyncs, which a second thread makes several times faster.
+    _p(
+        "num.recovery.threads.per.data.dir",
+        INT,
+        2,
+        "Threads per log dir that flush and close logs at shutdown.",
+        at_least(1),
+    ),
     _p("message.max.bytes", INT, 1048588, "Largest record batch the broker accepts.", at_least(0)),
     _p(
         "compression.type",

@@ -149,6 +149,7 @@ class Broker:
                 LogConfig(**to_log_config_kwargs(config, topic_configs[topic])) if topic in topic_configs else None
             ),
             max_open_files=segment_file_cap(config.get_int(LOG_MAX_OPEN_FILES), file_limit),
+            recovery_threads_per_dir=config.get_int("num.recovery.threads.per.data.dir"),
         )
         self.replicas = ReplicaManager(
             node_id=config.node_id, log_manager=log_manager, broker_config=config, clock=self._clock,
