@@ -121,7 +121,8 @@ _DEFINITIONS = (
         INT,
         INT_MAX,
         "Most connections the broker holds at once; past it, new ones wait in the listen backlog. "
-        "The inter-broker listener is exempt when there are others.",
+        "The inter-broker listener is exempt when there are others, and a connection on it then closes the least "
+        "recently used client connection. Also per listener: listener.name.<listener>.max.connections.",
         at_least(0),
     ),
     _p(
@@ -460,3 +461,8 @@ _DEFINITIONS = (
 BROKER_PROPERTIES: Mapping[str, PropertyDef] = MappingProxyType({d.name: d for d in _DEFINITIONS})
 if len(BROKER_PROPERTIES) != len(_DEFINITIONS):
     raise RuntimeError("a broker property is declared twice")
+
+# Properties that may also be set for one listener, as ``listener.name.<listener>.<property>`` (the listener
+# name in lower case, as Kafka writes it); unset, the listener has no limit of its own (KIP-402).
+LISTENER_PREFIX = "listener.name."
+LISTENER_PROPERTIES: frozenset[str] = frozenset({"max.connections"})

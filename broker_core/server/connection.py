@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any, Mapping
 
 from broker_core.server.dispatch import RequestDispatcher
@@ -78,6 +79,8 @@ class ClientConnection:
         self.waiting_for_memory = False
         # Read by the idle check, which compares it between scans.
         self.requests_read = 0
+        # When the last request was read (monotonic s): the least recently used goes first past max.connections.
+        self.last_active = time.monotonic()
 
     @property
     def busy(self) -> bool:
@@ -181,6 +184,7 @@ class ClientConnection:
                 if request is None:
                     break
                 self.requests_read += 1
+                self.last_active = time.monotonic()
                 if self._reserved:  # the frame whose size was taken before it was complete
                     self._reserved = 0
                 else:
