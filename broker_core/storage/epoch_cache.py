@@ -18,12 +18,11 @@ and renamed over the checkpoint, so a crash leaves the old or the new file
 whole. Truncations are fsynced at once. A new entry (``assign``, on every
 leader change and in the append path) is not: like Kafka, the cache is made
 durable by :meth:`LeaderEpochFileCache.sync`, which the log runs before every
-flush, so no flushed batch depends on an entry a power failure could lose; a
-process crash loses nothing either way (the page cache survives it). An entry
-assigned with ``write=False`` (a leader's epoch on a log without data, as
-when thousands of partitions are created) is not even written until the next
-append or flush: no data depends on it, and the next leader election assigns
-it again after a crash. A checkpoint that does not parse raises ``CorruptCheckpointError``
+flush, so no flushed batch depends on an entry a power failure could lose. An
+entry assigned with ``write=False`` is not even written until the next write
+or flush: appends assign so (after a crash, the batches above the recovery
+point assign their epochs again), as does a leader's epoch on a log without
+data (no data depends on it, and the next leader election assigns it again). A checkpoint that does not parse raises ``CorruptCheckpointError``
 naming the file; nothing is guessed. Entries read back pass through
 ``assign`` again, so a file with conflicting entries loads in a consistent
 state. An empty (0-byte) file means no entries.
