@@ -454,6 +454,19 @@ class LocalLog:
         """Run ``callback`` before every flush, so what it syncs is on disk before the data it describes."""
         self._flusher.add_before_flush(callback)
 
+    def needs_scheduled_flush(self, now_ms: int) -> bool:
+        """Whether ``flush_rolled_segments`` or ``flush_if_due`` has work: checked for every log every second,
+        so it costs a few attribute reads."""
+        if self._closed:
+            return False
+        recovery_point = self._flusher.recovery_point
+        if recovery_point >= self._next_offset:
+            return False
+        segment = self._segments.last
+        if segment is not None and recovery_point < segment.base_offset:
+            return True
+        return now_ms - self._flusher.last_flush_ms >= self._config.flush_ms
+
     @reports_io_errors
     def flush_if_due(self, now_ms: int) -> bool:
         """Apply ``flush.ms``: flush when unflushed data waited that long."""

@@ -311,7 +311,7 @@ class LogManager:
         """fsync rolled segments and logs whose ``flush.ms`` has passed; return logs flushed."""
         now = self._clock() if now_ms is None else now_ms
         flushed = 0
-        for log in list(self._logs.values()):
+        for log in [log for log in self._logs.values() if log.needs_scheduled_flush(now)]:
             with _reported_already():
                 rolled = log.flush_rolled_segments()
                 if log.flush_if_due(now) or rolled:
@@ -322,7 +322,7 @@ class LogManager:
         """Delete the files of removed segments and partitions that are due; return how many."""
         now = self._clock() if now_ms is None else now_ms
         deleted = 0
-        for log in list(self._logs.values()):
+        for log in [log for log in self._logs.values() if log.pending_deletes]:
             with _reported_already():
                 deleted += log.run_pending_deletes(now)
         due = [pending for pending in self._deleting if pending.due_ms <= now]
@@ -341,7 +341,9 @@ class LogManager:
         if self.failures.is_offline(log_dir):
             return
         self._stale_checkpoints.discard(log_dir)
-        logs = {tp: log for tp, log in self._logs.items() if log.directory.parent == log_dir}
+        # Compared as text: a Path's parent and equality cost microseconds, which count at thousands of logs.
+        parent = str(log_dir)
+        logs = {tp: log for tp, log in self._logs.items() if os.path.dirname(log.directory) == parent}
         try:
             OffsetCheckpointFile(log_dir / RECOVERY_POINT_CHECKPOINT).write(
                 {tp: log.recovery_point for tp, log in logs.items()}
