@@ -90,10 +90,10 @@ def read_checkpoint(path: Path) -> list[EpochEntry]:
     return _checkpoint(path).read()
 
 
-def write_checkpoint(path: Path, entries: list[EpochEntry], *, sync: bool = True) -> None:
+def write_checkpoint(path: Path, entries: list[EpochEntry], *, sync: bool = True, sync_directory: bool = True) -> None:
     """Replace the checkpoint atomically (temp file, fsync, rename, fsync of the directory; no fsyncs
-    unless ``sync``)."""
-    _checkpoint(path).write(entries, sync=sync)
+    unless ``sync``, no directory fsync unless ``sync_directory``)."""
+    _checkpoint(path).write(entries, sync=sync, sync_directory=sync_directory)
 
 
 class LeaderEpochFileCache:
@@ -229,24 +229,28 @@ class LeaderEpochFileCache:
         """Whether the file misses entries on disk: not written yet, or not fsynced since."""
         return self._unsynced or self._unwritten
 
-    def sync(self) -> None:
+    def sync(self, *, sync_directory: bool = True) -> bool:
         """Write and fsync the checkpoint and its directory if it changed since (no-op otherwise).
 
-        Raises ``LogDirError`` when a write or an fsync fails.
+        With ``sync_directory`` false the directory is left to the caller (the
+        log's flush fsyncs it once for every file it changed); returns whether
+        it needs that fsync. Raises ``LogDirError`` when a write or an fsync fails.
         """
         if self._unwritten:
-            self._flush()
-            return
+            self._flush(sync_directory=sync_directory)
+            return not sync_directory
         if not self._unsynced:
-            return
+            return False
         try:
             fsync_file(self._path)
-            fsync_directory(self._path.parent)
+            if sync_directory:
+                fsync_directory(self._path.parent)
         except OSError as exc:
             raise LogDirError(self._path, f"cannot sync checkpoint: {exc.strerror or exc}") from exc
         self._unsynced = False
+        return not sync_directory
 
-    def _flush(self, *, sync: bool = True) -> None:
-        write_checkpoint(self._path, self._entries, sync=sync)
+    def _flush(self, *, sync: bool = True, sync_directory: bool = True) -> None:
+        write_checkpoint(self._path, self._entries, sync=sync, sync_directory=sync_directory)
         self._unwritten = False
         self._unsynced = not sync

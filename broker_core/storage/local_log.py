@@ -450,7 +450,11 @@ class LocalLog:
         self._check_open()
         self._flusher.flush(self._next_offset if up_to_offset is None else min(up_to_offset, self._next_offset))
 
-    def add_before_flush(self, callback: Callable[[], None]) -> None:
+    def mark_directory_dirty(self) -> None:
+        """A file was created or renamed in the partition directory: the next flush fsyncs the directory."""
+        self._flusher.mark_directory_dirty()
+
+    def add_before_flush(self, callback: Callable[[], bool | None]) -> None:
         """Run ``callback`` before every flush, so what it syncs is on disk before the data it describes."""
         self._flusher.add_before_flush(callback)
 

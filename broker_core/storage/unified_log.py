@@ -108,7 +108,7 @@ class UnifiedLog:
             local_log.directory, clock=clock, max_producer_id_expiration_ms=producer_id_expiration_ms
         )
         self._epoch_cache = LeaderEpochFileCache(local_log.directory)
-        local_log.add_before_flush(self._epoch_cache.sync)
+        local_log.add_before_flush(lambda: self._epoch_cache.sync(sync_directory=False))
         self._restore_unflushed_epochs()
         self._recover_producer_state()
 
@@ -371,9 +371,16 @@ class UnifiedLog:
 
     @reports_io_errors
     def checkpoint(self) -> None:
-        """Flush the log and snapshot producer state at its end (clean shutdown, periodic checkpoint)."""
-        self._local.flush()
-        self._producer_state.take_snapshot(self._local.log_end_offset)
+        """Flush the log and snapshot producer state at its end (clean shutdown, periodic checkpoint).
+
+        The snapshot is written first and the flush fsyncs the directory once for it, the epoch checkpoint
+        and new segments. A crash before the flush may leave a snapshot past the durable log end, which
+        loading deletes.
+        """
+        local = self._local
+        if self._producer_state.take_snapshot_leaving_directory_sync(local.log_end_offset):
+            local.mark_directory_dirty()
+        local.flush()
 
     @reports_io_errors
     def flush(self) -> None:

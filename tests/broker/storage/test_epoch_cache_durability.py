@@ -163,3 +163,29 @@ def test_restoring_epochs_never_drops_a_later_entry_without_data(tmp_path: Path)
                           clock=clock, producer_id_expiration_ms=86_400_000)
     assert reopened.epoch_cache.entries == (EpochEntry(3, 0), EpochEntry(5, 2))
     reopened.close()
+
+
+def test_a_checkpoint_fsyncs_the_partition_directory_once_and_an_unchanged_log_not_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import stat
+
+    clock = FakeClock()
+    log = new_unified_log(tmp_path / "t-0", clock)
+    log.append_as_leader(make_batch(records=2, max_timestamp=clock.now), leader_epoch=0)
+    synced: list[str] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append("dir" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    log.checkpoint()
+    assert synced.count("dir") == 1  # the snapshot's, the epoch checkpoint's and the segment's entries at once
+    assert read_checkpoint(tmp_path / "t-0" / LEADER_EPOCH_CHECKPOINT) == [EpochEntry(0, 0)]
+    assert (tmp_path / "t-0" / "00000000000000000002.snapshot").exists()
+    synced.clear()
+    log.checkpoint()
+    assert synced == []
+    log.close()
