@@ -1,9 +1,9 @@
 """Shared machinery of the sparse, fixed-entry, memory-mapped segment indexes.
 
 An index file is an array of fixed-size big-endian entries, sorted by both of
-their fields. From the first entry its active segment takes, the file is
-preallocated to the largest size the config allows (``segment.index.bytes`` rounded down to a whole
-entry) and the unused tail is zeros; when the segment rolls or the log closes,
+their fields. From the first write of its active segment's entries, the file
+is preallocated to the largest size the config allows (``segment.index.bytes``
+rounded down to a whole entry) and the unused tail is zeros; when the segment rolls or the log closes,
 the file is trimmed to its real entries. Lookups binary-search a read-only
 use of a memory map; appends and truncations go through ``pwrite``, which
 the map sees (one page cache). Writing through the map would make the first
@@ -12,8 +12,9 @@ allocates the block on the spot (~1.7 ms on ext4, on the event loop);
 ``pwrite`` defers the allocation to writeback (a few microseconds).
 
 The file itself is created, and preallocated, lazily (as Kafka's
-``LazyIndex`` creates it): on the first entry after activation (or :meth:`IndexFile.create_if_missing`, when a segment that
-holds data becomes inactive). A new log's indexes therefore cost no file
+``LazyIndex`` creates it): when the first entries after activation are
+written (or by :meth:`IndexFile.create_if_missing`, when a segment that holds
+data becomes inactive). A new log's indexes therefore cost no file
 creation until they index something, which keeps the creation of thousands
 of partitions cheap; a missing file reads as an index without entries, and
 a segment holding data whose index files are missing has them rebuilt.
