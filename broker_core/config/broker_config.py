@@ -18,14 +18,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Iterable, Mapping, Sequence, TypeVar, cast
 
-from broker_core.config.broker_properties import BROKER_PROPERTIES
+from broker_core.config.broker_properties import BROKER_PROPERTIES, LISTENER_PROPERTIES
 from broker_core.config.config_source import EffectiveValue
 from broker_core.config.definitions import ConfigValue, InvalidValue, PropertyDef, PropertyType, render_value
 from broker_core.config.deprecated_configs import is_ignored_broker_property
 from broker_core.config.errors import ConfigError
 from broker_core.config.listeners import Listener, parse_protocol_map, resolve_listeners
 from broker_core.config.properties_file import read_properties_file
-from broker_core.config.security_properties import listener_property_base
+from broker_core.config.security_properties import LISTENER_PREFIX, listener_key, listener_property_base
 from broker_core.config.zookeeper import ZkConnectString, parse_zookeeper_connect
 from spate.protocol.messages.describe_configs import ConfigSource
 
@@ -97,6 +97,11 @@ class BrokerConfig:
 
     def get_list(self, name: str) -> tuple[str, ...]:
         return _expect(self, name, (PropertyType.LIST,), tuple)
+
+    def get_listener_int(self, listener_name: str, name: str) -> int | None:
+        """``listener.name.<listener>.<name>`` when set, else None (the listener has no value of its own)."""
+        value = self.values.get(listener_key(listener_name, name))
+        return value if isinstance(value, int) else None
 
     def is_set(self, name: str) -> bool:
         """True when a file or override gave ``name`` a value."""
@@ -244,13 +249,29 @@ def _build(settings: Iterable[_Setting], *, path: Path | None) -> BrokerConfig:
         if definition is None and is_ignored_broker_property(key):
             del latest[key]
             continue
-        if definition is None and (base := listener_property_base(key)) is not None:
-            definition = BROKER_PROPERTIES[base]  # a listener.name.<l>. override, parsed as its property
+        if definition is None:
+            definition = _listener_property_def(key)  # a listener.name.<l>. override, parsed as its property
         if definition is None:
             raise setting.error(f"unknown broker property{_suggestion(key, BROKER_PROPERTIES)}")
         values[key] = _parse_setting(definition, setting)
     _check_consistency(values, latest)
     return BrokerConfig(values=MappingProxyType(values), explicit=frozenset(latest), path=path)
+
+
+def split_listener_key(key: str) -> tuple[str, str] | None:
+    """``(LISTENER, property)`` of ``listener.name.<listener>.<property>``; None for another key."""
+    if not key.startswith(LISTENER_PREFIX):
+        return None
+    listener, dot, name = key[len(LISTENER_PREFIX):].partition(".")
+    return (listener.upper(), name) if dot and listener and name else None
+
+
+def _listener_property_def(key: str) -> PropertyDef | None:
+    base = listener_property_base(key)
+    if base is None:
+        split = split_listener_key(key)
+        base = split[1] if split is not None and split[1] in LISTENER_PROPERTIES else None
+    return BROKER_PROPERTIES[base] if base is not None else None
 
 
 def _parse_setting(definition: PropertyDef, setting: _Setting) -> ConfigValue:
@@ -299,6 +320,10 @@ def _check_consistency(values: Mapping[str, ConfigValue], settings: Mapping[str,
         if bound_ports.count(port) > 1:
             raise blame("listeners").error(f"port {port} is used by more than one listener")
     names = {listener.name for listener in listeners}
+    for key in settings:
+        split = split_listener_key(key)
+        if split is not None and split[0] not in names:
+            raise blame(key).error(f"names no listener: {split[0]} is not one of {', '.join(sorted(names))}")
 
     advertised_entries = values["advertised.listeners"]
     if isinstance(advertised_entries, tuple) and advertised_entries:

@@ -129,7 +129,8 @@ _DEFINITIONS = (
         INT,
         INT_MAX,
         "Most connections the broker holds at once; past it, new ones wait in the listen backlog. "
-        "The inter-broker listener is exempt when there are others.",
+        "The inter-broker listener is exempt when there are others, and a connection on it then closes the least "
+        "recently used client connection. Also per listener: listener.name.<listener>.max.connections.",
         at_least(0),
     ),
     _p(
@@ -324,7 +325,14 @@ _DEFINITIONS = (
         "Dirty share of a log that makes it due for compaction.",
         Range(0.0, 1.0),
     ),
-    _p("num.recovery.threads.per.data.dir", INT, 1, "Threads per log dir that recover logs at start-up.", at_least(1)),
+    # Kafka 4's default: closing logs is mostly fsyncs, which a second thread makes several times faster.
+    _p(
+        "num.recovery.threads.per.data.dir",
+        INT,
+        2,
+        "Threads per log dir that flush and close logs at shutdown.",
+        at_least(1),
+    ),
     _p("message.max.bytes", INT, 1048588, "Largest record batch the broker accepts.", at_least(0)),
     _p(
         "compression.type",
@@ -494,3 +502,8 @@ _DEFINITIONS = (
 BROKER_PROPERTIES: Mapping[str, PropertyDef] = MappingProxyType({d.name: d for d in _DEFINITIONS})
 if len(BROKER_PROPERTIES) != len(_DEFINITIONS):
     raise RuntimeError("a broker property is declared twice")
+
+# Properties besides the security ones that may also be set for one listener, as
+# ``listener.name.<listener>.<property>`` (the listener name in lower case, as Kafka writes it); unset, the
+# listener has no limit of its own (KIP-402).
+LISTENER_PROPERTIES: frozenset[str] = frozenset({"max.connections"})

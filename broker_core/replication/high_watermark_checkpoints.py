@@ -17,6 +17,7 @@ consumers see until the ISR confirms it again.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -46,10 +47,12 @@ class HighWatermarkCheckpoints:
 
     def write(self, high_watermarks: Iterable[tuple[Path, TopicPartition, int]]) -> None:
         """Rewrite every log dir's file from ``(partition dir, partition, high watermark)`` entries."""
-        by_dir: dict[Path, dict[TopicPartition, int]] = {log_dir: {} for log_dir in self._files}
+        # Keyed by text: a Path's parent and hash cost microseconds, which count at thousands of partitions.
+        by_dir: dict[str, dict[TopicPartition, int]] = {str(log_dir): {} for log_dir in self._files}
         for partition_dir, tp, high_watermark in high_watermarks:
-            by_dir.setdefault(partition_dir.parent, {})[tp] = high_watermark
-        for log_dir, entries in by_dir.items():
+            by_dir.setdefault(os.path.dirname(partition_dir), {})[tp] = high_watermark
+        for text, entries in by_dir.items():
+            log_dir = Path(text)
             if self._failures is not None and self._failures.is_offline(log_dir):
                 continue
             checkpoint = self._files.get(log_dir) or OffsetCheckpointFile(log_dir / REPLICATION_OFFSET_CHECKPOINT)

@@ -55,6 +55,7 @@ from broker_core.security.inter_broker import InterBrokerSecurity
 from broker_core.security.principal import NoMatchingRuleError
 from broker_core.server.cluster_membership import ClusterMembership
 from broker_core.server.connection import ClientConnection
+from broker_core.server.connection_quotas import least_recently_used
 from broker_core.server.context import BrokerContext
 from broker_core.server.controlled_shutdown import ControlledShutdown
 from broker_core.server.dispatch import RequestDispatcher
@@ -106,6 +107,8 @@ class Broker:
         self.config = config
         self._clock = clock
         self._connections: dict[asyncio.Task[None], ClientConnection] = {}
+        # Closed to make room past max.connections, until their handlers return and their slots are free.
+        self._closed_for_limit: set[ClientConnection] = set()
         # queued.max.request.bytes: request bytes read and not yet answered, across connections.
         self._memory_pool = MemoryPool(config.get_int("queued.max.request.bytes"))
         self._background: list[asyncio.Task[None]] = []
@@ -181,6 +184,7 @@ class Broker:
                 LogConfig(**to_log_config_kwargs(config, topic_configs[topic])) if topic in topic_configs else None
             ),
             max_open_files=segment_file_cap(config.get_int(LOG_MAX_OPEN_FILES), file_limit),
+            recovery_threads_per_dir=config.get_int("num.recovery.threads.per.data.dir"),
         )
         self.replicas = ReplicaManager(
             node_id=config.node_id, log_manager=log_manager, broker_config=config, clock=self._clock,
@@ -471,12 +475,31 @@ class Broker:
         )
         task = asyncio.current_task()
         self._connections[task] = connection
+        self._close_excess_connections(listener_name)
         try:
             await connection.serve()
         except Exception:
             logger.exception("connection %s failed", connection.peer)
         finally:
             self._connections.pop(task, None)
+            self._closed_for_limit.discard(connection)
+
+    def _close_excess_connections(self, listener_name: str) -> None:
+        """The inter-broker listener took the broker past max.connections: close as many least recently used
+        connections of the other listeners, as Kafka's processors do."""
+        quotas = self._socket_server.quotas
+        excess = quotas.excess_connections() - len(self._closed_for_limit)
+        if excess <= 0:
+            return
+        open_ones = (c for c in self._connections.values() if c not in self._closed_for_limit)
+        for connection in least_recently_used(open_ones, quotas.limits.protected_listener, excess):
+            logger.info(
+                "closing %s on listener %s, the least recently used connection: max.connections=%d is reached "
+                "and the inter-broker listener %s accepted one more", connection.peer, connection.listener_name,
+                quotas.limits.max_connections, listener_name,
+            )
+            self._closed_for_limit.add(connection)
+            connection.abort()
 
     async def serve_until_stopped(self) -> None:
         """Wait for a stop request; raises what stopped the broker if something failed (the controller)."""

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any, Mapping
 
 from broker_core.metrics.request_timing import clock, record_request
@@ -98,6 +99,8 @@ class ClientConnection:
         self.waiting_for_memory = False
         # Read by the idle check, which compares it between scans.
         self.requests_read = 0
+        # When the last request was read (monotonic s): the least recently used goes first past max.connections.
+        self.last_active = time.monotonic()
 
     @property
     def principal(self) -> KafkaPrincipal:
@@ -218,6 +221,7 @@ class ClientConnection:
                 if request is None:
                     break
                 self.requests_read += 1
+                self.last_active = time.monotonic()
                 if gate is not None:
                     refusal = gate.refusal(request)
                     if refusal is not None:

@@ -383,15 +383,11 @@ class ReplicaManager:
     def shutdown(self) -> None:
         """Stop any fetcher still running, snapshot producer state and close every log cleanly."""
         self.fetchers.stop_all()
-        for partition in self:
-            try:
-                partition.checkpoint()
-            except Exception:  # keep closing the others; the log recovers this one
-                logger.exception("checkpoint of %r failed during shutdown", partition)
         try:
             self.checkpoint_high_watermarks()
         except Exception:  # the next start only shows consumers less until the ISR confirms it again
             logger.exception("writing the high watermark checkpoints failed during shutdown")
-        self.log_manager.shutdown()
+        # Each log's snapshot and flush run in its close job, logs of a dir closing in parallel.
+        self.log_manager.shutdown({TopicPartition(p.topic, p.index): p.checkpoint for p in self})
         self._partitions.clear()
         self._leaders.clear()

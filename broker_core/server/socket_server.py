@@ -16,10 +16,11 @@ to be advertised); listening (with ``socket.listen.backlog.size``) and serving
 start only when the broker is ready.
 
 Each listening socket has an acceptor task, as Kafka's Acceptor: it waits for
-a connection slot (``max.connections``) before it accepts, so past that limit
-new connections wait in the listen backlog; then it counts the connection
-against its address (``max.connections.per.ip``) and closes one over the limit
-at once. A connection's slot is given back when its handler returns.
+a connection slot (``max.connections``, ``listener.name.<l>.max.connections``)
+before it accepts, so past those limits new connections wait in the listen
+backlog; then it counts the connection against its listener and its address
+(``max.connections.per.ip``) and closes one over the limit at once. A
+connection's slot is given back when its handler returns.
 :meth:`SocketServer.stop_accepting` closes the listening sockets; a connection
 accepted before that but not yet handed over is closed then too.
 """
@@ -42,6 +43,8 @@ from broker_core.server.connection_quotas import ConnectionLimits, ConnectionQuo
 from broker_core.server.sasl_gate import SaslGate
 
 logger = logging.getLogger(__name__)
+
+LIMIT_LOG_INTERVAL_S = 60.0
 
 ConnectionHandler = Callable[[str, asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 TLS_HANDSHAKE_TIMEOUT_S = 10.0
@@ -121,8 +124,17 @@ class SocketServer:
     async def _accept(self, listener_name: str, listening: socket.socket) -> None:
         loop = asyncio.get_running_loop()
         quotas = self.quotas
+        last_logged = -LIMIT_LOG_INTERVAL_S
         while True:
-            await quotas.wait_for_slot(listener_name)
+            blocked_by = quotas.blocking_limit(listener_name)
+            if blocked_by is not None:
+                # At the limit under steady load this happens on every accept: say it once a minute.
+                now = loop.time()
+                level = logging.INFO if now - last_logged >= LIMIT_LOG_INTERVAL_S else logging.DEBUG
+                last_logged = now if level == logging.INFO else last_logged
+                logger.log(level, "listener %s reached %s: new connections wait in the listen backlog",
+                           listener_name, blocked_by)
+                await quotas.wait_for_slot(listener_name)
             try:
                 sock, address = await loop.sock_accept(listening)
             except OSError as exc:  # out of descriptors, or the peer gave up in the backlog: keep accepting
@@ -131,7 +143,7 @@ class SocketServer:
                 continue
             host = address[0] if isinstance(address, tuple) else str(address)
             try:
-                counted = quotas.inc(host)
+                counted = quotas.inc(host, listener_name)
             except TooManyConnectionsError as exc:
                 logger.info("closing a connection from %s on listener %s: %s", host, listener_name, exc)
                 sock.close()
@@ -152,7 +164,7 @@ class SocketServer:
             logger.debug("connection on listener %s failed: %s", listener_name, exc)
             sock.close()
         finally:
-            self.quotas.dec(counted)
+            self.quotas.dec(counted, listener_name)
 
     def describe(self) -> str:
         return ", ".join(

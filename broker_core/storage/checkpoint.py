@@ -45,12 +45,13 @@ class CheckpointFile(Generic[T]):
         self._parse = parse_fields
         self._fields = fields_per_entry
 
-    def write(self, entries: Iterable[T], *, sync: bool = True) -> None:
-        """Replace the file atomically with ``entries``; durable at once unless ``sync`` is false."""
+    def write(self, entries: Iterable[T], *, sync: bool = True, sync_directory: bool = True) -> None:
+        """Replace the file atomically with ``entries``; durable at once unless ``sync`` is false (its
+        directory entry only once the directory is fsynced, when ``sync_directory`` is false)."""
         lines = [self._format(entry) for entry in entries]
         text = f"{self._version}\n{len(lines)}\n" + "".join(line + "\n" for line in lines)
         try:
-            write_atomically(self.path, text.encode("utf-8"), sync=sync)
+            write_atomically(self.path, text.encode("utf-8"), sync=sync, sync_directory=sync_directory)
         except OSError as exc:
             raise LogDirError(self.path, f"cannot write checkpoint: {exc.strerror or exc}") from exc
 

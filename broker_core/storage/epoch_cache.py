@@ -18,12 +18,11 @@ and renamed over the checkpoint, so a crash leaves the old or the new file
 whole. Truncations are fsynced at once. A new entry (``assign``, on every
 leader change and in the append path) is not: like Kafka, the cache is made
 durable by :meth:`LeaderEpochFileCache.sync`, which the log runs before every
-flush, so no flushed batch depends on an entry a power failure could lose; a
-process crash loses nothing either way (the page cache survives it). An entry
-assigned with ``write=False`` (a leader's epoch on a log without data, as
-when thousands of partitions are created) is not even written until the next
-append or flush: no data depends on it, and the next leader election assigns
-it again after a crash. A checkpoint that does not parse raises ``CorruptCheckpointError``
+flush, so no flushed batch depends on an entry a power failure could lose. An
+entry assigned with ``write=False`` is not even written until the next write
+or flush: appends assign so (after a crash, the batches above the recovery
+point assign their epochs again), as does a leader's epoch on a log without
+data (no data depends on it, and the next leader election assigns it again). A checkpoint that does not parse raises ``CorruptCheckpointError``
 naming the file; nothing is guessed. Entries read back pass through
 ``assign`` again, so a file with conflicting entries loads in a consistent
 state. An empty (0-byte) file means no entries.
@@ -91,10 +90,10 @@ def read_checkpoint(path: Path) -> list[EpochEntry]:
     return _checkpoint(path).read()
 
 
-def write_checkpoint(path: Path, entries: list[EpochEntry], *, sync: bool = True) -> None:
+def write_checkpoint(path: Path, entries: list[EpochEntry], *, sync: bool = True, sync_directory: bool = True) -> None:
     """Replace the checkpoint atomically (temp file, fsync, rename, fsync of the directory; no fsyncs
-    unless ``sync``)."""
-    _checkpoint(path).write(entries, sync=sync)
+    unless ``sync``, no directory fsync unless ``sync_directory``)."""
+    _checkpoint(path).write(entries, sync=sync, sync_directory=sync_directory)
 
 
 class LeaderEpochFileCache:
@@ -230,24 +229,28 @@ class LeaderEpochFileCache:
         """Whether the file misses entries on disk: not written yet, or not fsynced since."""
         return self._unsynced or self._unwritten
 
-    def sync(self) -> None:
+    def sync(self, *, sync_directory: bool = True) -> bool:
         """Write and fsync the checkpoint and its directory if it changed since (no-op otherwise).
 
-        Raises ``LogDirError`` when a write or an fsync fails.
+        With ``sync_directory`` false the directory is left to the caller (the
+        log's flush fsyncs it once for every file it changed); returns whether
+        it needs that fsync. Raises ``LogDirError`` when a write or an fsync fails.
         """
         if self._unwritten:
-            self._flush()
-            return
+            self._flush(sync_directory=sync_directory)
+            return not sync_directory
         if not self._unsynced:
-            return
+            return False
         try:
             fsync_file(self._path)
-            fsync_directory(self._path.parent)
+            if sync_directory:
+                fsync_directory(self._path.parent)
         except OSError as exc:
             raise LogDirError(self._path, f"cannot sync checkpoint: {exc.strerror or exc}") from exc
         self._unsynced = False
+        return not sync_directory
 
-    def _flush(self, *, sync: bool = True) -> None:
-        write_checkpoint(self._path, self._entries, sync=sync)
+    def _flush(self, *, sync: bool = True, sync_directory: bool = True) -> None:
+        write_checkpoint(self._path, self._entries, sync=sync, sync_directory=sync_directory)
         self._unwritten = False
         self._unsynced = not sync

@@ -23,13 +23,15 @@ from pathlib import Path
 from broker_core.storage.files import temp_path
 
 
-def write_atomically(path: Path, data: bytes, *, sync: bool = True) -> None:
+def write_atomically(path: Path, data: bytes, *, sync: bool = True, sync_directory: bool = True) -> None:
     """Replace ``path`` with ``data``: temp file, fsync, rename, fsync of the directory.
 
     With ``sync=False`` both fsyncs are left out: readers still see the old or
     the new content whole (the rename is atomic), but after a power failure
     either may be there until :func:`fsync_file` and :func:`fsync_directory`
-    make the new one durable.
+    make the new one durable. With ``sync_directory=False`` only the
+    directory's fsync is left to the caller, who may make several files'
+    renames durable with one.
 
     Raises ``OSError`` when any step fails; the temp file is removed then
     (best effort) and ``path`` keeps its old content.
@@ -45,7 +47,7 @@ def write_atomically(path: Path, data: bytes, *, sync: bool = True) -> None:
     except OSError:
         _remove_quietly(temp)
         raise
-    if sync:
+    if sync and sync_directory:
         fsync_directory(path.parent)
 
 

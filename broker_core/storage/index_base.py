@@ -1,9 +1,9 @@
 """Shared machinery of the sparse, fixed-entry, memory-mapped segment indexes.
 
 An index file is an array of fixed-size big-endian entries, sorted by both of
-their fields. From the first entry its active segment takes, the file is
-preallocated to the largest size the config allows (``segment.index.bytes`` rounded down to a whole
-entry) and the unused tail is zeros; when the segment rolls or the log closes,
+their fields. From the first write of its active segment's entries, the file
+is preallocated to the largest size the config allows (``segment.index.bytes``
+rounded down to a whole entry) and the unused tail is zeros; when the segment rolls or the log closes,
 the file is trimmed to its real entries. Lookups binary-search a read-only
 use of a memory map; appends and truncations go through ``pwrite``, which
 the map sees (one page cache). Writing through the map would make the first
@@ -12,11 +12,19 @@ allocates the block on the spot (~1.7 ms on ext4, on the event loop);
 ``pwrite`` defers the allocation to writeback (a few microseconds).
 
 The file itself is created, and preallocated, lazily (as Kafka's
-``LazyIndex`` creates it): on the first entry after activation (or :meth:`IndexFile.create_if_missing`, when a segment that
-holds data becomes inactive). A new log's indexes therefore cost no file
+``LazyIndex`` creates it): when the first entries after activation are
+written (or by :meth:`IndexFile.create_if_missing`, when a segment that holds
+data becomes inactive). A new log's indexes therefore cost no file
 creation until they index something, which keeps the creation of thousands
 of partitions cheap; a missing file reads as an index without entries, and
 a segment holding data whose index files are missing has them rebuilt.
+
+Appended entries wait in memory, up to :data:`PENDING_ENTRIES` of them, and
+are written together: when that many are pending, before any lookup reads
+the file, and on flush, trim and close. With thousands of partitions each
+taking a few batches, an append then neither creates nor reopens index
+files (the open-file cache evicts them between appends): a log's first
+entries cost no file creation on the produce path.
 
 The file and the map are opened on first use and closed again when the
 broker's :class:`OpenFileCache` needs room (an index then counts as two
@@ -24,7 +32,8 @@ descriptors, the map holding its own).
 
 Crash behaviour: an index is a cache of facts derivable from the ``.log``.
 Its writes reach disk whenever the OS writes the pages back (or on flush), so
-after a crash an index may miss recent entries or still be preallocated. On
+after a crash an index may miss recent entries (pending ones too, which a
+flush writes before it fsyncs) or still be preallocated. On
 open, the entries are counted without reading the file: a file whose last
 entry is not zero (a trimmed index) holds that many entries; otherwise the
 boundary between entries and the all-zero preallocated tail is found by
@@ -53,6 +62,9 @@ from broker_core.storage.open_files import OpenFileCache, SegmentFile
 # Every SUMMARY_STRIDE-th entry's first field is kept in memory so that a
 # lookup bisects in C down to a short run of entries, whatever the index size.
 SUMMARY_STRIDE = 32
+
+# Entries appended but not yet written; written together once this many are pending (see the module docstring).
+PENDING_ENTRIES = 32
 
 
 class IndexFile:
@@ -83,6 +95,8 @@ class IndexFile:
         self._last: tuple[int, ...] | None = None
         # Written since the last fsync.
         self._dirty = False
+        # Packed entries counted in ``_entries`` but not written yet: the last ones.
+        self._pending = bytearray()
         self._exists = path.exists()
         self._length = 0
         if self._exists:
@@ -150,6 +164,7 @@ class IndexFile:
 
     def trim(self) -> None:
         """Shrink the file to its real entries; the segment takes no more appends."""
+        self.write_pending()
         if not self._exists or self._file_length() == self.size_in_bytes:
             self._active = False
             return
@@ -161,6 +176,7 @@ class IndexFile:
         entry_size = self.ENTRY.size
         # Never below the entries already held; the index then reports full.
         new_max = max(max_index_size - max_index_size % entry_size, self.size_in_bytes)
+        self.write_pending()
         preallocated = self._active and self._length > self.size_in_bytes
         self._max_size = new_max
         if preallocated:
@@ -172,6 +188,7 @@ class IndexFile:
             raise ValueError(f"cannot truncate index of {self._entries} entries to {entries}")
         if entries == self._entries:
             return
+        self.write_pending()
         start = entries * self.ENTRY.size
         self._pwrite(bytes(self.size_in_bytes - start), start)
         self._entries = entries
@@ -193,18 +210,34 @@ class IndexFile:
 
     def _append_unchecked(self, *fields: int) -> None:
         # Called directly only for the time index's reserved last slot.
-        if self._active and self._length < self._max_size:
-            self._set_file_length(self._max_size)
-        if (self._entries + 1) * self.ENTRY.size > self._length:
+        entry_size = self.ENTRY.size
+        if (self._entries + 1) * entry_size > max(self._max_size, self._length):
             raise ValueError(f"index {self._path} has no room for another entry")
-        self._pwrite(self.ENTRY.pack(*fields), self._entries * self.ENTRY.size)
+        self._pending += self.ENTRY.pack(*fields)
         self._last = fields
         if self._summary is not None and self._entries % SUMMARY_STRIDE == 0:
             self._summary.append(fields[0])
         self._entries += 1
+        if len(self._pending) >= PENDING_ENTRIES * entry_size:
+            self.write_pending()
+
+    def write_pending(self) -> None:
+        """Write the entries appended since the last write (creating and preallocating the file if needed)."""
+        pending = self._pending
+        if not pending:
+            return
+        end = self._entries * self.ENTRY.size
+        if self._active and self._length < self._max_size:
+            self._set_file_length(self._max_size)
+        elif self._length < end:
+            self._set_file_length(end)
+        self._pending = bytearray()
+        self._pwrite(bytes(pending), end - len(pending))
 
     def flush(self) -> None:
-        """fsync the file (every write went through ``pwrite``; the map is never written)."""
+        """Write pending entries and fsync the file (every write went through ``pwrite``; the map is never
+        written)."""
+        self.write_pending()
         if self._dirty:
             os.fsync(self._descriptor())
             self._dirty = False
@@ -232,8 +265,8 @@ class IndexFile:
             self._file = None
 
     def close(self) -> None:
-        """Trim to the real entries and release."""
-        if self._exists and self._path.exists():
+        """Write pending entries, trim to the real entries and release."""
+        if self._pending or (self._exists and self._path.exists()):
             self.trim()
         self.release()
 
@@ -244,6 +277,7 @@ class IndexFile:
         self._path = new_path
 
     def delete(self) -> None:
+        self._pending = bytearray()
         self.release()
         self._path.unlink(missing_ok=True)
         self._exists = False
@@ -303,6 +337,8 @@ class IndexFile:
     # ---------------------------------------------------------------- files
 
     def _map(self) -> mmap.mmap:
+        if self._pending:  # readers see every entry
+            self.write_pending()
         mm = self._mmap
         if mm is None:
             length = self._file_length()

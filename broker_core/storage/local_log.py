@@ -496,9 +496,26 @@ class LocalLog:
         self._check_open()
         self._flusher.flush(self._next_offset if up_to_offset is None else min(up_to_offset, self._next_offset))
 
-    def add_before_flush(self, callback: Callable[[], None]) -> None:
+    def mark_directory_dirty(self) -> None:
+        """A file was created or renamed in the partition directory: the next flush fsyncs the directory."""
+        self._flusher.mark_directory_dirty()
+
+    def add_before_flush(self, callback: Callable[[], bool | None]) -> None:
         """Run ``callback`` before every flush, so what it syncs is on disk before the data it describes."""
         self._flusher.add_before_flush(callback)
+
+    def needs_scheduled_flush(self, now_ms: int) -> bool:
+        """Whether ``flush_rolled_segments`` or ``flush_if_due`` has work: checked for every log every second,
+        so it costs a few attribute reads."""
+        if self._closed:
+            return False
+        recovery_point = self._flusher.recovery_point
+        if recovery_point >= self._next_offset:
+            return False
+        segment = self._segments.last
+        if segment is not None and recovery_point < segment.base_offset:
+            return True
+        return now_ms - self._flusher.last_flush_ms >= self._config.flush_ms
 
     @reports_io_errors
     def flush_if_due(self, now_ms: int) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import errno
 import functools
 import logging
+import threading
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -47,6 +48,8 @@ class LogDirFailureChannel:
     def __init__(self, log_dirs: list[Path], on_failure: Callable[[Path], None] | None = None) -> None:
         self._dirs = [Path(d) for d in log_dirs]
         self._offline: list[Path] = []
+        # Logs close on several threads at shutdown: two failures in one dir still take it offline once.
+        self._lock = threading.Lock()
         # Set by the broker once it can handle failures; a failure before that is only recorded.
         self.on_failure = on_failure
 
@@ -75,13 +78,16 @@ class LogDirFailureChannel:
         if log_dir is None:
             _log.error("I/O error outside every log dir at %s: %s", path, cause)
             return
-        if log_dir in self._offline:
-            _log.debug("another I/O error in the offline log dir %s: %s", log_dir, cause)
-            return
         if is_resource_exhaustion(cause):
             _log.error("I/O in log dir %s failed for want of resources (%s); the dir stays online", log_dir, cause)
             return
-        self._offline.append(log_dir)
+        with self._lock:
+            first = log_dir not in self._offline
+            if first:
+                self._offline.append(log_dir)
+        if not first:
+            _log.debug("another I/O error in the offline log dir %s: %s", log_dir, cause)
+            return
         _log.error("log dir %s failed (%s): its partitions go offline on this broker", log_dir, cause)
         if self.on_failure is not None:
             self.on_failure(log_dir)

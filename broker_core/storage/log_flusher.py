@@ -36,10 +36,11 @@ class LogFlusher:
         self._clock = clock
         self._last_flush_ms = clock()
         self._dir_dirty = False
-        self._before_flush: list[Callable[[], None]] = []
+        self._before_flush: list[Callable[[], bool | None]] = []
 
-    def add_before_flush(self, callback: Callable[[], None]) -> None:
-        """Run ``callback`` (an fsync of state the data depends on) before every flush that moves data."""
+    def add_before_flush(self, callback: Callable[[], bool | None]) -> None:
+        """Run ``callback`` (an fsync of state the data depends on) before every flush that moves data; a
+        callback returning True renamed a file in the directory and leaves its fsync to the flush."""
         self._before_flush.append(callback)
 
     @property
@@ -64,7 +65,8 @@ class LogFlusher:
         if target <= self._recovery_point and not self._dir_dirty:
             return
         for callback in self._before_flush:
-            callback()
+            if callback():
+                self._dir_dirty = True
         try:
             for segment in self._segments.from_offset(self._recovery_point):
                 if segment.base_offset >= target:

@@ -19,13 +19,17 @@ being sent with ``sendfile`` stays valid until the slice is dropped, even if
 the cache closed its segment meanwhile. Such files are no longer counted;
 there are at most as many as fetch responses in flight.
 
-Thread-safety: none; storage is driven by one thread (the event loop), and
-holders touch the cache on that thread only.
+Thread-safety: storage is driven by one thread (the event loop), and holders
+touch the cache on that thread only, except while the log manager closes logs
+in parallel at shutdown: :meth:`OpenFileCache.stop_evicting` first makes the
+cache count under a lock and close nothing (each closing log releases its own
+descriptors), so one thread never closes a file another is fsyncing.
 """
 
 from __future__ import annotations
 
 import io
+import threading
 from collections import OrderedDict
 from typing import Protocol
 
@@ -63,6 +67,7 @@ class OpenFileCache:
         self._holders: OrderedDict[int, tuple[FileHolder, int]] = OrderedDict()
         self._open = 0
         self.evictions = 0
+        self._lock: threading.Lock | None = None
 
     @property
     def capacity(self) -> int | None:
@@ -79,8 +84,24 @@ class OpenFileCache:
     def __contains__(self, holder: object) -> bool:
         return id(holder) in self._holders
 
+    def stop_evicting(self) -> None:
+        """From now on close nothing and count under a lock: several threads close their own logs.
+
+        The descriptors open stay within the capacity plus the files of the logs being closed at once.
+        """
+        self._lock = threading.Lock()
+
     def touch(self, holder: FileHolder, descriptors: int) -> None:
         """``holder`` is in use and holds ``descriptors`` open; close others while over capacity."""
+        if self._lock is not None:
+            with self._lock:
+                self._count(holder, descriptors)
+            return
+        self._count(holder, descriptors)
+        if self._capacity is not None and self._open > self._capacity:
+            self._evict(id(holder))
+
+    def _count(self, holder: FileHolder, descriptors: int) -> None:
         key = id(holder)
         previous = self._holders.get(key)
         if previous is None:
@@ -90,8 +111,6 @@ class OpenFileCache:
             if previous[1] != descriptors:
                 self._holders[key] = (holder, descriptors)
         self._open += descriptors - (previous[1] if previous else 0)
-        if self._capacity is not None and self._open > self._capacity:
-            self._evict(key)
 
     def refresh(self, holder: FileHolder) -> None:
         """Mark ``holder`` (registered) most recently used: the hot path of every read and append."""
@@ -101,6 +120,13 @@ class OpenFileCache:
 
     def forget(self, holder: FileHolder) -> None:
         """``holder`` closed its descriptors itself."""
+        if self._lock is not None:
+            with self._lock:
+                self._forget(holder)
+            return
+        self._forget(holder)
+
+    def _forget(self, holder: FileHolder) -> None:
         entry = self._holders.pop(id(holder), None)
         if entry is not None:
             self._open -= entry[1]

@@ -36,9 +36,11 @@ come back. When the loader discarded a corrupt aborted-transaction index
 below the snapshot, the whole log is replayed, as a snapshot cannot tell
 which transactions aborted. Before that, batches above the recovery point
 whose leader epoch is newer than the epoch cache's latest entry add their
-epochs to it: new entries are fsynced only before a flush, so a power failure
-may keep such batches and lose their entry (Kafka's recovery assigns epochs
-from recovered batches the same way).
+epochs to it: an entry that appends (as leader or follower) or this recovery
+add is written and fsynced only before the log's next flush, so a crash may
+keep such batches and lose their entry (Kafka's recovery assigns epochs from
+recovered batches the same way). The first append of each of thousands of
+partitions thus creates no checkpoint file on the produce path.
 
 The log start offset, retention and flushing stay with the local log (the log
 manager drives them); the high watermark and what a fetch may see are the
@@ -106,7 +108,7 @@ class UnifiedLog:
             local_log.directory, clock=clock, max_producer_id_expiration_ms=producer_id_expiration_ms
         )
         self._epoch_cache = LeaderEpochFileCache(local_log.directory)
-        local_log.add_before_flush(self._epoch_cache.sync)
+        local_log.add_before_flush(lambda: self._epoch_cache.sync(sync_directory=False))
         self._restore_unflushed_epochs()
         self._recover_producer_state()
 
@@ -233,7 +235,7 @@ class UnifiedLog:
         self._complete_producer_state(validated.headers, staged, now)
         for header in validated.headers:
             if header.partition_leader_epoch >= 0:
-                self._epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
+                self._epoch_cache.assign(header.partition_leader_epoch, header.base_offset, write=False)
         return AppendResult(info.first_offset, info.last_offset, -1, self._local.log_start_offset)
 
     @reports_io_errors
@@ -281,7 +283,8 @@ class UnifiedLog:
             raise OutOfOrderSequenceError("request mixes a retried batch with new ones")
         info = self._local.append_validated(validated, now_ms=now_ms)
         self._complete_producer_state(validated.headers, staged, now_ms)
-        self._epoch_cache.assign(leader_epoch, info.first_offset)
+        # Written with the next flush: until then the batches themselves restore the entry after a crash.
+        self._epoch_cache.assign(leader_epoch, info.first_offset, write=False)
         return AppendResult(info.first_offset, info.last_offset, info.log_append_time, self._local.log_start_offset)
 
     def _stage_producer_state(self, validated: ValidatedAppend, origin: AppendOrigin) -> _Staged:
@@ -375,9 +378,16 @@ class UnifiedLog:
 
     @reports_io_errors
     def checkpoint(self) -> None:
-        """Flush the log and snapshot producer state at its end (clean shutdown, periodic checkpoint)."""
-        self._local.flush()
-        self._producer_state.take_snapshot(self._local.log_end_offset)
+        """Flush the log and snapshot producer state at its end (clean shutdown, periodic checkpoint).
+
+        The snapshot is written first and the flush fsyncs the directory once for it, the epoch checkpoint
+        and new segments. A crash before the flush may leave a snapshot past the durable log end, which
+        loading deletes.
+        """
+        local = self._local
+        if self._producer_state.take_snapshot_leaving_directory_sync(local.log_end_offset):
+            local.mark_directory_dirty()
+        local.flush()
 
     @reports_io_errors
     def flush(self) -> None:
@@ -399,7 +409,7 @@ class UnifiedLog:
         for header, _ in self._batches_from(max(local.recovery_point, local.log_start_offset)):
             latest = self._epoch_cache.latest_epoch
             if header.partition_leader_epoch > (-1 if latest is None else latest):
-                self._epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
+                self._epoch_cache.assign(header.partition_leader_epoch, header.base_offset, write=False)
 
     def _recover_producer_state(self) -> None:
         """Load the newest snapshot and replay the log after it (see the module docstring)."""

@@ -199,14 +199,23 @@ class ProducerStateManager:
                 f"snapshot offset {offset} is below the producer state's end offset {self._map_end_offset}"
             )
         path = snapshot_path(self._dir, offset)
-        if path.exists() or (offset == 0 and not self._producers):
+        self._write_snapshot(offset, sync_directory=True)
+        return path
+
+    def take_snapshot_leaving_directory_sync(self, offset: int) -> bool:
+        """``take_snapshot`` without the fsync of the directory; returns whether the caller must fsync it
+        (a snapshot was written) to make the snapshot durable."""
+        return self._write_snapshot(offset, sync_directory=False)
+
+    def _write_snapshot(self, offset: int, *, sync_directory: bool) -> bool:
+        if snapshot_path(self._dir, offset).exists() or (offset == 0 and not self._producers):
             self._map_end_offset = offset
-            return path
-        path = write_snapshot(self._dir, offset, self._producers.values())
+            return False
+        write_snapshot(self._dir, offset, self._producers.values(), sync_directory=sync_directory)
         self._map_end_offset = offset
         for old in self.snapshot_offsets()[:-SNAPSHOTS_TO_KEEP]:
             self._delete_snapshot(old)
-        return path
+        return True
 
     def load(self, log_start_offset: int, log_end_offset: int) -> int:
         """Replace the in-memory state with the newest usable snapshot.

@@ -50,10 +50,13 @@ def snapshot_offsets(partition_dir: Path) -> list[int]:
     return sorted(offsets)
 
 
-def write_snapshot(partition_dir: Path, offset: int, entries: Iterable[ProducerStateEntry]) -> Path:
-    """Durably write the snapshot as of ``offset``; return its path."""
+def write_snapshot(
+    partition_dir: Path, offset: int, entries: Iterable[ProducerStateEntry], *, sync_directory: bool = True
+) -> Path:
+    """Durably write the snapshot as of ``offset`` (its directory entry left to the caller unless
+    ``sync_directory``); return its path."""
     path = snapshot_path(partition_dir, offset)
-    write_atomically(path, encode_snapshot(entries))
+    write_atomically(path, encode_snapshot(entries), sync_directory=sync_directory)
     return path
 
 

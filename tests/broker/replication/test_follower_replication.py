@@ -39,7 +39,9 @@ def cluster(tmp_path_factory, zookeeper) -> Iterator[ClusterForTests]:
     with running_cluster(
         tmp_path_factory.mktemp("cluster"), zookeeper, brokers=3, claim_controller=True,
         overrides={"replica.fetch.backoff.ms": "200", "replica.fetch.wait.max.ms": "200",
-                   "offsets.topic.replication.factor": "1", "controlled.shutdown.enable": "false"},
+                   "offsets.topic.replication.factor": "1", "controlled.shutdown.enable": "false",
+                   # Epochs of appended batches reach the checkpoint file with the log's next flush.
+                   "log.flush.offset.checkpoint.interval.ms": "500"},
     ) as running:
         yield running
 
@@ -136,8 +138,9 @@ def test_followers_hold_the_leaders_log_byte_for_byte(
     produce(cluster, 1, topic, [b"v%d" % i * (i + 1) for i in range(30)])
     data = wait_until_identical(cluster, topic, 1, [2, 3])
     assert [offset for offset, _ in batches(data)] == list(range(30))
-    # The followers' epochs come from the leader's batches: the same checkpoint.
-    assert epoch_checkpoint(cluster, 2, topic) == epoch_checkpoint(cluster, 1, topic) == "0\n1\n1 0\n"
+    # The followers' epochs come from the leader's batches: the same checkpoint, once the logs flushed.
+    cluster.wait_for(lambda: epoch_checkpoint(cluster, 1, topic) == "0\n1\n1 0\n", "broker 1's epoch checkpoint")
+    cluster.wait_for(lambda: epoch_checkpoint(cluster, 2, topic) == "0\n1\n1 0\n", "broker 2's epoch checkpoint")
     # Later appends follow (the fetchers long-poll the leader).
     produce(cluster, 1, topic, [b"late"])
     wait_until_identical(cluster, topic, 1, [2, 3])
@@ -154,7 +157,7 @@ def test_a_new_follower_records_no_epoch_before_the_leaders_batches_arrive(
     assert epoch_checkpoint(cluster, 2, topic) in ("", "0\n0\n")
     produce(cluster, 1, topic, [b"a"])
     wait_until_identical(cluster, topic, 1, [2])
-    assert epoch_checkpoint(cluster, 2, topic) == "0\n1\n4 0\n"
+    cluster.wait_for(lambda: epoch_checkpoint(cluster, 2, topic) == "0\n1\n4 0\n", "broker 2's epoch checkpoint")
 
 
 def test_a_follower_with_divergent_data_truncates_to_the_new_leader_and_matches_it(

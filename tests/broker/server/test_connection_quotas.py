@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 
 import pytest
 
@@ -12,6 +13,7 @@ from broker_core.server.connection_quotas import (
     ConnectionLimits,
     ConnectionQuotas,
     TooManyConnectionsError,
+    least_recently_used,
     normalise_address,
 )
 
@@ -98,3 +100,82 @@ def test_a_sole_listener_is_limited_even_if_brokers_use_it() -> None:
     q = quotas(**{"max.connections": "1"})
     q.inc("10.0.0.1")
     assert not q.has_slot("PLAINTEXT")
+
+
+TWO_LISTENERS = {
+    "listeners": "CLIENT://127.0.0.1:0,BROKER://127.0.0.1:0",
+    "listener.security.protocol.map": "CLIENT:PLAINTEXT,BROKER:PLAINTEXT",
+    "inter.broker.listener.name": "BROKER",
+}
+
+
+def test_a_listener_at_its_own_max_connections_waits_while_the_others_accept() -> None:
+    q = quotas(**TWO_LISTENERS, **{"listener.name.client.max.connections": "2"})
+    q.inc("10.0.0.1", "CLIENT")
+    q.inc("10.0.0.2", "CLIENT")
+    assert not q.has_slot("CLIENT")
+    assert q.blocking_limit("CLIENT") == "listener.name.client.max.connections=2"
+    assert q.has_slot("BROKER")
+    q.inc("10.0.0.3", "BROKER")
+    assert q.listener_count("CLIENT") == 2 and q.listener_count("BROKER") == 1 and q.total == 3
+    q.dec("10.0.0.1", "CLIENT")
+    assert q.has_slot("CLIENT")
+
+
+def test_the_inter_broker_listener_is_bound_by_its_own_limit() -> None:
+    q = quotas(**TWO_LISTENERS, **{"max.connections": "1", "listener.name.broker.max.connections": "1"})
+    q.inc("10.0.0.1", "BROKER")
+    assert q.blocking_limit("BROKER") == "listener.name.broker.max.connections=1"
+    assert q.blocking_limit("CLIENT") == "max.connections=1"
+
+
+def test_a_closed_connection_wakes_the_acceptor_of_its_own_listener_whoever_waited_first() -> None:
+    async def scenario() -> None:
+        q = quotas(**TWO_LISTENERS, **{"max.connections": "3", "listener.name.client.max.connections": "1"})
+        q.inc("10.0.0.1", "CLIENT")
+        q.inc("10.0.0.2", "BROKER")
+        q.inc("10.0.0.3", "BROKER")
+        client_waits = asyncio.create_task(q.wait_for_slot("CLIENT"))
+        await asyncio.sleep(0.01)
+        q.dec("10.0.0.2", "BROKER")  # frees a broker-wide slot, not a CLIENT one
+        await asyncio.sleep(0.01)
+        assert not client_waits.done()
+        q.dec("10.0.0.1", "CLIENT")
+        await asyncio.wait_for(client_waits, 1)
+
+    asyncio.run(scenario())
+
+
+def test_connections_over_max_connections_are_counted_as_excess() -> None:
+    q = quotas(**TWO_LISTENERS, **{"max.connections": "2"})
+    q.inc("10.0.0.1", "CLIENT")
+    q.inc("10.0.0.2", "CLIENT")
+    assert q.excess_connections() == 0
+    q.inc("10.0.0.3", "BROKER")
+    assert q.excess_connections() == 1
+
+
+@dataclass
+class FakeConnection:
+    name: str
+    listener_name: str
+    last_active: float
+
+
+def test_the_least_recently_used_connections_of_other_listeners_close_first() -> None:
+    connections = [
+        FakeConnection("old-broker", "BROKER", 1.0),
+        FakeConnection("recent-client", "CLIENT", 9.0),
+        FakeConnection("old-client", "CLIENT", 2.0),
+        FakeConnection("middle-client", "CLIENT", 5.0),
+    ]
+    chosen = least_recently_used(connections, "BROKER", 2)
+    assert [c.name for c in chosen] == ["old-client", "middle-client"]
+    assert least_recently_used(connections, "BROKER", 0) == []
+
+
+def test_listener_max_connections_must_name_a_listener_and_be_a_count() -> None:
+    with pytest.raises(ConfigError, match="listener.name.other.max.connections.*names no listener"):
+        quotas(**{"listener.name.other.max.connections": "3"})
+    with pytest.raises(ConfigError, match="listener.name.plaintext.max.connections.*at least 0"):
+        quotas(**{"listener.name.plaintext.max.connections": "-1"})

@@ -98,16 +98,31 @@ def new_unified_log(directory: Path, clock: FakeClock) -> UnifiedLog:
                       producer_id_expiration_ms=86_400_000)
 
 
-def test_a_leader_epoch_on_a_log_without_data_is_written_with_the_first_append(tmp_path: Path) -> None:
+def test_an_appended_epoch_is_written_with_the_next_flush_not_on_the_produce_path(tmp_path: Path) -> None:
     clock = FakeClock()
     log = new_unified_log(tmp_path / "t-0", clock)
     log.maybe_assign_epoch_start_offset(0, 0)
     assert not (tmp_path / "t-0" / LEADER_EPOCH_CHECKPOINT).exists()
     log.append_as_leader(make_batch(records=2, max_timestamp=clock.now), leader_epoch=0)
+    assert not (tmp_path / "t-0" / LEADER_EPOCH_CHECKPOINT).exists()
+    assert log.epoch_cache.entries == (EpochEntry(0, 0),)
+    log.flush()
     assert read_checkpoint(tmp_path / "t-0" / LEADER_EPOCH_CHECKPOINT) == [EpochEntry(0, 0)]
     log.maybe_assign_epoch_start_offset(1, 2)  # the log holds data now: written at once
     assert read_checkpoint(tmp_path / "t-0" / LEADER_EPOCH_CHECKPOINT) == [EpochEntry(0, 0), EpochEntry(1, 2)]
     log.close()
+
+
+def test_epochs_of_appends_never_written_come_back_from_the_batches_after_a_crash(tmp_path: Path) -> None:
+    clock = FakeClock()
+    log = new_unified_log(tmp_path / "t-0", clock)
+    log.append_as_leader(make_batch(records=2, max_timestamp=clock.now), leader_epoch=3)
+    log.append_as_leader(make_batch(records=1, max_timestamp=clock.now), leader_epoch=5)
+    # A crash: no flush, no close.
+    reopened = new_unified_log(tmp_path / "t-0", clock)
+    assert reopened.epoch_cache.entries == (EpochEntry(3, 0), EpochEntry(5, 2))
+    assert reopened.end_offset_for_epoch(3) == (3, 2)
+    reopened.close()
 
 
 def test_a_leader_epoch_never_written_is_assigned_again_after_a_restart(tmp_path: Path) -> None:
@@ -148,3 +163,29 @@ def test_restoring_epochs_never_drops_a_later_entry_without_data(tmp_path: Path)
                           clock=clock, producer_id_expiration_ms=86_400_000)
     assert reopened.epoch_cache.entries == (EpochEntry(3, 0), EpochEntry(5, 2))
     reopened.close()
+
+
+def test_a_checkpoint_fsyncs_the_partition_directory_once_and_an_unchanged_log_not_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import stat
+
+    clock = FakeClock()
+    log = new_unified_log(tmp_path / "t-0", clock)
+    log.append_as_leader(make_batch(records=2, max_timestamp=clock.now), leader_epoch=0)
+    synced: list[str] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append("dir" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    log.checkpoint()
+    assert synced.count("dir") == 1  # the snapshot's, the epoch checkpoint's and the segment's entries at once
+    assert read_checkpoint(tmp_path / "t-0" / LEADER_EPOCH_CHECKPOINT) == [EpochEntry(0, 0)]
+    assert (tmp_path / "t-0" / "00000000000000000002.snapshot").exists()
+    synced.clear()
+    log.checkpoint()
+    assert synced == []
+    log.close()

@@ -181,3 +181,20 @@ def test_a_manager_that_shut_down_creates_no_more_logs(tmp_path: Path, clock: Fa
     mgr.shutdown()
     with pytest.raises(RuntimeError):
         mgr.get_or_create_log("t", 0)
+
+
+def test_the_scheduled_flush_takes_only_logs_with_rolled_segments_or_flush_ms_passed(tmp_path: Path, clock: FakeClock):
+    configs = {"timed": small_config(segment_bytes=100_000, flush_ms=1_000)}
+    mgr = manager([tmp_path], clock, topic_config=configs.get)
+    rolled, timed, idle = mgr.get_or_create_log("rolled", 0), mgr.get_or_create_log("timed", 0), \
+        mgr.get_or_create_log("idle", 0)
+    for _ in range(9):
+        rolled.append(make_batch(max_timestamp=clock.now, payload_size=40))
+    timed.append(make_batch(max_timestamp=clock.now))
+    assert len(rolled.segments) > 1
+    assert [rolled.needs_scheduled_flush(clock.now), timed.needs_scheduled_flush(clock.now),
+            idle.needs_scheduled_flush(clock.now)] == [True, False, False]
+    assert timed.needs_scheduled_flush(clock.now + 1_000)
+    assert mgr.flush_dirty(clock.now + 1_000) == 2
+    assert timed.recovery_point == timed.log_end_offset
+    assert not any(log.needs_scheduled_flush(clock.now + 1_000) for log in (rolled, timed, idle))

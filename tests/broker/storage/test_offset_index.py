@@ -79,6 +79,7 @@ def test_active_index_file_is_preallocated_and_trimmed_on_close(tmp_path: Path):
     path = tmp_path / "i.index"
     index = active_index(path, max_size=8 * 64)
     index.append(BASE + 1, 10)
+    index.flush()  # the entry waited in memory until then
     assert path.stat().st_size == 8 * 64
     index.close()
     assert path.stat().st_size == 8
