@@ -10,11 +10,11 @@ import argparse
 import sys
 from typing import Callable, Sequence
 
-from spate.cli import broker, cluster, consume, groups, perf, produce, topics, transactions, zookeeper
+from spate.cli import broker, cluster, consume, groups, jobs, perf, produce, topics, transactions, zookeeper
 from spate.cli.errors import CliError
 
 # Each command module exposes ``register(subparsers)`` and sets ``func`` on its parser.
-COMMAND_MODULES = (broker, zookeeper, cluster, topics, produce, consume, perf, groups, transactions)
+COMMAND_MODULES = (broker, zookeeper, cluster, topics, produce, consume, perf, groups, transactions, jobs)
 
 
 def build_parser() -> argparse.ArgumentParser:
