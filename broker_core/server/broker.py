@@ -47,6 +47,7 @@ from broker_core.coordinator.group import GroupConfig, GroupCoordinator
 from broker_core.coordinator.leadership_listener import CoordinatorLeadershipListener
 from broker_core.coordinator.scheduler import LoopScheduler
 from broker_core.coordinator.transaction import TransactionCoordinator, TransactionStateManager, TxnConfig
+from broker_core.server.clean_plan_service import CleanPlanService
 from broker_core.server.cluster_membership import ClusterMembership
 from broker_core.server.connection import ClientConnection
 from broker_core.server.context import BrokerContext
@@ -119,6 +120,7 @@ class Broker:
         self._isr_manager: IsrManager | None = None
         self._registered = False
         self._log_cleaner: LogCleaner | None = None
+        self._clean_plans = CleanPlanService()
         self._serving = False
 
     @property
@@ -178,6 +180,7 @@ class Broker:
         self._dispatcher.start()
         self._start_background_tasks(log_manager)
         self._log_cleaner = start_log_cleaner(config, self.replicas, self._loop, self._clock)
+        self._clean_plans.attach(self._log_cleaner)
         # Loads groups from __consumer_offsets on the loop's next turns; until then they answer
         # COORDINATOR_LOAD_IN_PROGRESS.
         self._group_coordinator.startup()
@@ -243,7 +246,8 @@ class Broker:
             replicas=self.replicas, producer_ids=self._producer_ids,
             versions={key: span for key, span in ADVERTISED_VERSIONS.items() if key in apis}, clock=self._clock,
             metadata=view, admin=admin, group_coordinator=self._group_coordinator,
-            txn_coordinator=self._txn_coordinator, membership=self.membership, **cluster,
+            txn_coordinator=self._txn_coordinator, membership=self.membership, clean_plans=self._clean_plans,
+            **cluster,
         )
 
     def _listener_context(self, context: BrokerContext, view: StoreMetadataView | MetadataCache,

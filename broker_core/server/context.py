@@ -8,6 +8,7 @@ from typing import Callable, Mapping
 from broker_core.config.broker_config import BrokerConfig
 from broker_core.coordinator.group.group_coordinator import GroupCoordinator
 from broker_core.coordinator.transaction.txn_coordinator import TransactionCoordinator
+from broker_core.server.clean_plan_service import CleanPlanService
 from broker_core.server.cluster_membership import ClusterMembership
 from broker_core.server.isr_manager import IsrManager
 from broker_core.server.metadata_view import MetadataView
@@ -43,3 +44,5 @@ class BrokerContext:
     membership: ClusterMembership | None = None
     # Cluster mode only: the leader's ISR upkeep (a follower's fetch may bring it back into the ISR).
     isr_manager: IsrManager | None = None
+    # Compaction plans made outside the broker (the CleanPlan request).
+    clean_plans: CleanPlanService | None = None

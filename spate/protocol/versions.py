@@ -90,5 +90,6 @@ ADVERTISED_VERSIONS: Mapping[ApiKey, VersionRange] = MappingProxyType(
         ApiKey.LIST_PARTITION_REASSIGNMENTS: VersionRange(0, 0),
         ApiKey.OFFSET_DELETE: VersionRange(0, 0),
         ApiKey.DESCRIBE_CLUSTER: VersionRange(0, 1),
+        ApiKey.SPATE_CLEAN_PLAN: VersionRange(0, 0),
     }
 )

@@ -22,6 +22,7 @@ from broker_core.server.handlers import (
     alter_configs,
     alter_partition_reassignments,
     api_versions,
+    clean_plan,
     controlled_shutdown,
     create_partitions,
     create_topics,
@@ -94,6 +95,7 @@ _HANDLERS: Mapping[ApiKey, Callable[[BrokerContext, Request], Any]] = {
     ApiKey.ELECT_LEADERS: elect_leaders.handle,
     ApiKey.ALTER_PARTITION_REASSIGNMENTS: alter_partition_reassignments.handle,
     ApiKey.LIST_PARTITION_REASSIGNMENTS: list_partition_reassignments.handle,
+    ApiKey.SPATE_CLEAN_PLAN: clean_plan.handle,
 }
 
 _CLUSTER_HANDLERS: Mapping[ApiKey, Callable[[BrokerContext, Request], Any]] = {

@@ -17,6 +17,7 @@ from spate.protocol.messages import (
     alter_configs,
     alter_partition_reassignments,
     api_versions,
+    clean_plan,
     controlled_shutdown,
     create_partitions,
     create_topics,
@@ -106,6 +107,7 @@ _PAIRS: list[tuple[Any, Any]] = [
     ),
     (offset_delete.OffsetDeleteRequest, offset_delete.OffsetDeleteResponse),
     (describe_cluster.DescribeClusterRequest, describe_cluster.DescribeClusterResponse),
+    (clean_plan.CleanPlanRequest, clean_plan.CleanPlanResponse),
 ]
 
 
