@@ -128,6 +128,8 @@ def latest_offsets(spark: SparkSession, bootstrap: str, states: Sequence[LogClea
         .option("endingOffsets", json.dumps(ending))
         .option("isolation.level", "read_committed")
         .option("failOnDataLoss", "false")  # the leader refuses a plan whose range retention removed
+        # Split each range so every executor core reads part of it.
+        .option("minPartitions", str(max(1, spark.sparkContext.defaultParallelism) * 2))
         .load()
     )
     return (

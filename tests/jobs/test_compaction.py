@@ -196,3 +196,36 @@ def test_spate_jobs_run_compaction_then_topics_describe_shows_the_size_drop(jobs
     assert latest_values(read_all(bootstrap, topic)) == log.latest()
     listing = spate("jobs", "list", state_dir=tmp_path / "state")
     assert "succeeded" in next(x for x in listing.stdout.splitlines() if x.startswith("compaction "))
+
+
+def test_without_topics_the_job_compacts_the_due_topics_planned_by_spark(spark, jobs_broker, unique) -> None:
+    bootstrap = jobs_broker.bootstrap
+    planned, plain = unique("planned"), unique("plain")
+    create_compacted_topic(bootstrap, planned, **SPARK_PLANNED)
+    create_compacted_topic(bootstrap, plain, **{"cleanup.policy": "delete", "segment.bytes": "262144"})
+    for topic in (planned, plain):
+        write_changelog(bootstrap, topic, records=5_000, keys=50)
+
+    reports = {report.tp.topic: report for report in compact(spark, CompactionConfig(bootstrap))}
+
+    assert reports[planned].outcome == "compacted"
+    assert plain not in reports
+    assert all(report.outcome != "nothing to clean" for report in reports.values())  # only due ones are taken
+
+
+def test_a_plan_abandoned_half_sent_is_replaced_and_a_rerun_converges(spark, jobs_broker, unique) -> None:
+    bootstrap, topic = jobs_broker.bootstrap, unique("abandoned")
+    create_compacted_topic(bootstrap, topic, **SPARK_PLANNED)
+    log = write_changelog(bootstrap, topic, records=20_000, keys=200)
+    tp = TopicPartition(topic, 0)
+    with CleanPlanClient(bootstrap) as plans:
+        state = plans.describe([tp])[tp]
+        # A job that died after its first chunk: the leader holds half a plan and applied nothing.
+        plans._send_chunk(state, "dead-job", 0, False, state.clean_end_offset, b"\x00" * 24 * 3, 0)
+        assert plans.describe([tp])[tp].first_dirty_offset == 0
+
+    [first] = compact(spark, CompactionConfig(bootstrap, (topic,), chunk_entries=50))
+    [again] = compact(spark, CompactionConfig(bootstrap, (topic,)))
+
+    assert first.outcome == "compacted" and again.outcome == "nothing to clean"
+    assert read_all(bootstrap, topic) == log.compacted(first.clean_up_to)
