@@ -5,6 +5,8 @@ records written meanwhile are kept, and ``spate topics describe`` shows the size
 from __future__ import annotations
 
 import os
+import random
+import signal
 import subprocess
 import sys
 import threading
@@ -229,3 +231,30 @@ def test_a_plan_abandoned_half_sent_is_replaced_and_a_rerun_converges(spark, job
 
     assert first.outcome == "compacted" and again.outcome == "nothing to clean"
     assert read_all(bootstrap, topic) == log.compacted(first.clean_up_to)
+
+
+def test_a_job_killed_at_any_point_leaves_the_log_whole_and_a_rerun_converges(spark, jobs_broker, unique,
+                                                                              tmp_path) -> None:
+    bootstrap, topic = jobs_broker.bootstrap, unique("killed")
+    create_compacted_topic(bootstrap, topic, **SPARK_PLANNED)
+    log = write_changelog(bootstrap, topic, records=20_000, keys=100)
+    env = {**os.environ, "SPATE_STATE_DIR": str(tmp_path / "state"), "PYSPARK_PYTHON": sys.executable}
+    job = subprocess.Popen([sys.executable, "-m", "spate.cli.main", "jobs", "run", "compaction", "--topic", topic,
+                            "--bootstrap-server", bootstrap, "--master", "local[1]", "--chunk-entries", "10"],
+                           cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           start_new_session=True)
+    time.sleep(random.uniform(8, 25))  # starting Spark, reading the range, or sending the plan
+    os.killpg(job.pid, signal.SIGKILL)
+    job.wait(30)
+    time.sleep(2)  # a plan whose last chunk arrived is applied by the leader all the same
+
+    tp = TopicPartition(topic, 0)
+    with CleanPlanClient(bootstrap) as plans:
+        clean_up_to = plans.describe([tp])[tp].first_dirty_offset
+    read = read_all(bootstrap, topic)
+    assert read == (log.entries if clean_up_to == 0 else log.compacted(clean_up_to))
+
+    [rerun] = compact(spark, CompactionConfig(bootstrap, (topic,)))
+    assert rerun.outcome in ("compacted", "nothing to clean")
+    end = max(clean_up_to, rerun.clean_up_to)
+    assert read_all(bootstrap, topic) == log.compacted(end)
