@@ -2,7 +2,8 @@
 
 ``list`` prints one name per line so scripts can read it; ``describe`` prints
 tables of partitions (leader, replicas, ISR, offline replicas, log start and
-end offsets, the size of the leader's log on disk, and the topic's total) and of the configs that differ from the broker's defaults, or
+end offsets, the size of the leader's log on disk, and the topic's total) and
+of the configs that differ from the broker's defaults, or
 with ``--output json`` the same as one JSON document. ``alter-config`` changes
 single keys with IncrementalAlterConfigs where the broker serves it, else it
 rewrites the topic's overrides with AlterConfigs. ``reassign`` and

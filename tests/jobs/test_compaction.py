@@ -258,3 +258,35 @@ def test_a_job_killed_at_any_point_leaves_the_log_whole_and_a_rerun_converges(sp
     assert rerun.outcome in ("compacted", "nothing to clean")
     end = max(clean_up_to, rerun.clean_up_to)
     assert read_all(bootstrap, topic) == log.compacted(end)
+
+
+def test_transactions_compact_as_in_the_broker_aborted_records_go_and_read_committed_reads_the_same(
+    spark, jobs_broker, unique
+) -> None:
+    bootstrap, topic = jobs_broker.bootstrap, unique("txn")
+    create_compacted_topic(bootstrap, topic, **{**SPARK_PLANNED, "segment.bytes": "16384"})
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": unique("txn-id"), "linger.ms": 5})
+    producer.init_transactions(30)
+    for round_ in range(30):
+        aborting = round_ % 3 == 2
+        producer.begin_transaction()
+        for k in range(20):
+            key = f"key-{100 + k if aborting else k % 10}".encode()
+            producer.produce(topic, key=key, value=f"{'abort' if aborting else 'ok'}-{round_}-{k}".encode() + b"." * 60,
+                             partition=0)
+        (producer.abort_transaction if aborting else producer.commit_transaction)(30)
+    committed_before = read_all(bootstrap, topic, isolation="read_committed")
+    for _ in range(3):  # roll the segment holding the last transactions into the cleanable range
+        producer.begin_transaction()
+        for k in range(40):
+            producer.produce(topic, key=f"tail-{k}".encode(), value=b"t" * 100, partition=0)
+        producer.commit_transaction(30)
+
+    [report] = compact(spark, CompactionConfig(bootstrap, (topic,)))
+
+    assert report.outcome == "compacted" and report.keys >= 10
+    committed_after = read_all(bootstrap, topic, isolation="read_committed")
+    assert latest_values(e for e in committed_after if not e[1].startswith(b"tail-")) == latest_values(committed_before)
+    cleaned = [e for e in read_all(bootstrap, topic) if e[0] < report.clean_up_to]
+    assert not [e for e in cleaned if e[2].startswith(b"abort-")], "aborted records remain in the cleaned range"
+    assert len([e for e in cleaned if e[1].startswith(b"key-")]) <= 10
