@@ -53,6 +53,7 @@ from broker_core.metrics.listener_address import parse_metrics_listener
 from broker_core.security.credentials import FileScramCredentialStore, ZkScramCredentialStore
 from broker_core.security.inter_broker import InterBrokerSecurity
 from broker_core.security.principal import NoMatchingRuleError
+from broker_core.server.clean_plan_service import CleanPlanService
 from broker_core.server.cluster_membership import ClusterMembership
 from broker_core.server.connection import ClientConnection
 from broker_core.server.connection_quotas import least_recently_used
@@ -132,6 +133,7 @@ class Broker:
         self.metrics = BrokerMetrics(self._socket_server.authentications) if self._metrics_listener else None
         self._registered = False
         self._log_cleaner: LogCleaner | None = None
+        self._clean_plans = CleanPlanService()
         self._serving = False
 
     @property
@@ -214,6 +216,7 @@ class Broker:
             self._watch_state(view)
         self._start_background_tasks(log_manager)
         self._log_cleaner = start_log_cleaner(config, self.replicas, self._loop, self._clock)
+        self._clean_plans.attach(self._log_cleaner)
         # Loads groups from __consumer_offsets on the loop's next turns; until then they answer
         # COORDINATOR_LOAD_IN_PROGRESS.
         self._group_coordinator.startup()
@@ -295,7 +298,7 @@ class Broker:
             versions={key: span for key, span in ADVERTISED_VERSIONS.items() if key in apis}, clock=self._clock,
             metadata=view, admin=admin, group_coordinator=self._group_coordinator,
             txn_coordinator=self._txn_coordinator, membership=self.membership, metrics=self.metrics,
-            credentials=self.credentials, **cluster,
+            credentials=self.credentials, clean_plans=self._clean_plans, **cluster,
         )
 
     def _listener_context(self, context: BrokerContext, view: StoreMetadataView | MetadataCache,

@@ -32,6 +32,7 @@ JOBS: dict[str, JobSpec] = {
         JobSpec("ingest", "ingest.py", "stream a topic into a Delta table, exactly once", streaming=True),
         JobSpec("copy-topic", "copy_topic.py", "copy a topic to another through Spark, exactly once",
                 streaming=True),
+        JobSpec("compaction", "compaction.py", "compact topics with plans computed by Spark"),
     )
 }
 

@@ -2,7 +2,8 @@
 
 ``list`` prints one name per line so scripts can read it; ``describe`` prints
 tables of partitions (leader, replicas, ISR, offline replicas, log start and
-end offsets) and of the configs that differ from the broker's defaults, or
+end offsets, the size of the leader's log on disk, and the topic's total) and
+of the configs that differ from the broker's defaults, or
 with ``--output json`` the same as one JSON document. ``alter-config`` changes
 single keys with IncrementalAlterConfigs where the broker serves it, else it
 rewrites the topic's overrides with AlterConfigs. ``reassign`` and
@@ -44,6 +45,8 @@ from spate.client import (
     TopicPartition,
     UnsupportedApiError,
 )
+from spate.client.admin.clean_plans import CleanPlanClient
+from spate.protocol import KafkaError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -122,16 +125,18 @@ def run_describe(args: argparse.Namespace) -> int:
         starts = admin.list_offsets({tp: EARLIEST for tp in partitions})
         ends = admin.list_offsets({tp: LATEST for tp in partitions})
         configs = admin.describe_configs(ConfigResource.topic(args.name))[ConfigResource.topic(args.name)]
+        sizes = _log_sizes(args, partitions)
     overrides = sorted((e for e in configs.values() if not e.is_default), key=lambda e: e.name)
     if args.output == "json":
-        print_json(_describe_document(description, starts, ends, overrides))
+        print_json(_describe_document(description, starts, ends, overrides, sizes))
         return 0
 
     out = console()
     out.print(f"Topic: {description.name}  Partitions: {len(description.partitions)}  "
               f"Replication factor: {len(description.partitions[0].replicas) if description.partitions else 0}"
               + ("  Internal" if description.is_internal else ""))
-    table = Table("Partition", "Leader", "Replicas", "ISR", "Offline", "Log start", "Log end", title="Partitions")
+    table = Table("Partition", "Leader", "Replicas", "ISR", "Offline", "Log start", "Log end", "Size (bytes)",
+                  title="Partitions")
     for p in description.partitions:
         tp = TopicPartition(args.name, p.partition)
         table.add_row(
@@ -142,8 +147,13 @@ def run_describe(args: argparse.Namespace) -> int:
             ",".join(map(str, p.offline_replicas)),
             _offset(starts.get(tp)),
             _offset(ends.get(tp)),
+            str(sizes[tp]) if tp in sizes else "?",
         )
     out.print(table)
+    if sizes:
+        total = sum(sizes.values())
+        out.print(f"Size on disk: {total} bytes ({_readable(total)})"
+                  + ("" if len(sizes) == len(description.partitions) else ", partitions without a size left out"))
     if overrides:
         config_table = Table("Config", "Value", "Source", title="Configs (not defaults)")
         for entry in overrides:
@@ -154,13 +164,36 @@ def run_describe(args: argparse.Namespace) -> int:
     return 0
 
 
+def _log_sizes(args: argparse.Namespace, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
+    """Each partition's size on its leader's disk, from the leaders' CleanPlan describe answers ({} from a broker
+    that does not serve it)."""
+    if not partitions:
+        return {}
+    try:
+        with CleanPlanClient(args.bootstrap_server, default_api_timeout_ms=args.api_timeout_ms,
+                             request_timeout_ms=args.api_timeout_ms, client_id="spate-cli") as plans:
+            states = plans.describe(partitions)
+    except (UnsupportedApiError, KafkaError):
+        return {}
+    return {tp: state.size_bytes for tp, state in states.items() if state.size_bytes >= 0}
+
+
+def _readable(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"
+
+
 def _shown_value(entry: ConfigEntry) -> str:
     return "(sensitive)" if entry.is_sensitive else ("" if entry.value is None else entry.value)
 
 
 def _describe_document(
     description: TopicDescription, starts: dict[TopicPartition, Any], ends: dict[TopicPartition, Any],
-    overrides: list[ConfigEntry],
+    overrides: list[ConfigEntry], sizes: dict[TopicPartition, int],
 ) -> dict[str, Any]:
     def offset(found: object) -> int | None:
         value = getattr(found, "offset", None)
@@ -176,9 +209,11 @@ def _describe_document(
                 "offline_replicas": list(p.offline_replicas),
                 "log_start_offset": offset(starts.get(TopicPartition(description.name, p.partition))),
                 "log_end_offset": offset(ends.get(TopicPartition(description.name, p.partition))),
+                "size_bytes": sizes.get(TopicPartition(description.name, p.partition)),
             }
             for p in description.partitions
         ],
+        "size_bytes": sum(sizes.values()) if sizes else None,
         "configs": {e.name: {"value": None if e.is_sensitive else e.value, "source": e.source.name,
                              "sensitive": e.is_sensitive} for e in overrides},
     }

@@ -84,6 +84,7 @@ class ApiKey(IntEnum):
     ASSIGN_REPLICAS_TO_DIRS = 73
     LIST_CLIENT_METRICS_RESOURCES = 74
     DESCRIBE_TOPIC_PARTITIONS = 75
+    SPATE_CLEAN_PLAN = 1000  # Spate's own: compaction plans made outside the broker
 
     @classmethod
     def name_of(cls, key: int) -> str:

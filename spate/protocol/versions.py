@@ -96,5 +96,6 @@ ADVERTISED_VERSIONS: Mapping[ApiKey, VersionRange] = MappingProxyType(
         ApiKey.LIST_TRANSACTIONS: VersionRange(0, 1),
         ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: VersionRange(0, 0),
         ApiKey.ALTER_USER_SCRAM_CREDENTIALS: VersionRange(0, 0),
+        ApiKey.SPATE_CLEAN_PLAN: VersionRange(0, 0),
     }
 )

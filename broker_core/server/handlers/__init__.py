@@ -23,6 +23,7 @@ from broker_core.server.handlers import (
     alter_partition_reassignments,
     alter_user_scram_credentials,
     api_versions,
+    clean_plan,
     controlled_shutdown,
     create_partitions,
     create_topics,
@@ -110,6 +111,7 @@ _HANDLERS: Mapping[ApiKey, Callable[[BrokerContext, Request], Any]] = {
     ApiKey.DESCRIBE_PRODUCERS: describe_producers.handle,
     ApiKey.DESCRIBE_TRANSACTIONS: describe_transactions.handle,
     ApiKey.LIST_TRANSACTIONS: list_transactions.handle,
+    ApiKey.SPATE_CLEAN_PLAN: clean_plan.handle,
 }
 
 _CLUSTER_HANDLERS: Mapping[ApiKey, Callable[[BrokerContext, Request], Any]] = {

@@ -278,6 +278,10 @@ class LogCleaner:
         self._in_progress.add(tp)
         return job
 
+    def cleanable_range_of(self, tp: TopicPartition, log: UnifiedLog, high_watermark: int) -> CleanableRange:
+        """The log's clean and dirty parts now, as a plan made elsewhere must cover them (owner thread only)."""
+        return self._cleanable(tp, log, high_watermark, self._clock())
+
     def _cleanable(self, tp: TopicPartition, log: UnifiedLog, high_watermark: int, now: int) -> CleanableRange:
         return cleanable_range(
             log.local_log.segments, self._bounds(tp, log, high_watermark), now_ms=now,

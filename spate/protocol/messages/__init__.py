@@ -18,6 +18,7 @@ from spate.protocol.messages import (
     alter_partition_reassignments,
     alter_user_scram_credentials,
     api_versions,
+    clean_plan,
     controlled_shutdown,
     create_partitions,
     create_topics,
@@ -127,6 +128,7 @@ _PAIRS: list[tuple[Any, Any]] = [
         describe_transactions.DescribeTransactionsResponse,
     ),
     (list_transactions.ListTransactionsRequest, list_transactions.ListTransactionsResponse),
+    (clean_plan.CleanPlanRequest, clean_plan.CleanPlanResponse),
 ]
 
 

@@ -26,8 +26,11 @@ def test_topics_describe_shows_partitions_offsets_and_overridden_configs(bootstr
     result = spate("topics", "describe", topic, bootstrap=bootstrap)
     assert result.returncode == 0, result
     assert f"Topic: {topic}  Partitions: 2  Replication factor: 1" in result.stdout
-    assert table_row(result.stdout, "0") == ["0", "0", "0", "0", "0", "0"]
-    assert table_row(result.stdout, "1") == ["1", "0", "0", "0", "0", "3"]
+    assert table_row(result.stdout, "0") == ["0", "0", "0", "0", "0", "0", "0"]
+    partition_1 = table_row(result.stdout, "1")
+    assert partition_1[:6] == ["1", "0", "0", "0", "0", "3"]
+    assert int(partition_1[6]) > 61  # a record batch (its header alone takes 61 bytes) on the leader's disk
+    assert f"Size on disk: {partition_1[6]} bytes" in result.stdout
     assert table_row(result.stdout, "retention.ms") == ["retention.ms", "123456", "DYNAMIC_TOPIC_CONFIG"]
     assert "cleanup.policy" not in result.stdout  # defaults are left out
 
@@ -40,6 +43,8 @@ def test_topics_describe_as_json(bootstrap, topic, make_topic) -> None:
     [document] = json_lines(result.stdout)
     assert [(p["partition"], p["leader"], p["replicas"], p["isr"], p["offline_replicas"], p["log_end_offset"])
             for p in document["partitions"]] == [(0, 0, [0], [0], [], 0), (1, 0, [0], [0], [], 2)]
+    assert document["partitions"][0]["size_bytes"] == 0
+    assert document["size_bytes"] == document["partitions"][1]["size_bytes"] > 0
     assert document["configs"]["retention.ms"]["value"] == "123456"
 
 

@@ -6,7 +6,10 @@ where the brokers serve it, else AlterConfigs over the topic's current overrides
 
 from __future__ import annotations
 
+from typing import Any
+
 from spate.protocol import ApiKey
+from spate.protocol.messages.clean_plan import CleanPlanResponse
 from tests.spate.cli.conftest import spate
 from tests.spate.cli.output import json_lines, table_row
 from tests.spate.client.admin.fake_cluster import (
@@ -20,9 +23,27 @@ from tests.spate.client.admin.fake_cluster import (
 )
 
 
+def sizes_response(body: Any, size: int) -> Any:
+    """CleanPlan in describe mode: every partition asked is ``size`` bytes on its leader's disk."""
+    R = CleanPlanResponse
+    return R(throttle_time_ms=0, topics=[
+        R.CleanPlanTopicResult(name=t.name, partitions=[
+            R.CleanPlanPartitionResult(
+                partition_index=p.partition_index, error_code=0, error_message=None, leader_epoch=0,
+                log_start_offset=0, high_watermark=5, first_dirty_offset=-1, clean_end_offset=-1, size_bytes=size,
+                dirty_bytes=0, due=False, planner="broker", chunks_received=0, records_read=0, records_kept=0,
+                bytes_read=0, bytes_written=0,
+            )
+            for p in t.partitions
+        ])
+        for t in body.topics
+    ])
+
+
 def serve_describe(fake: FakeCluster, overrides: dict[str, str] | None = None) -> None:
     fake.answers[ApiKey.LIST_OFFSETS] = lambda version, body: offsets_response(body, 5)
     fake.answers[ApiKey.DESCRIBE_CONFIGS] = lambda version, body: configs_response(body, overrides)
+    fake.answers[ApiKey.SPATE_CLEAN_PLAN] = lambda version, body: sizes_response(body, 700)
 
 
 def test_describe_shows_offline_replicas(fake_cluster) -> None:
@@ -30,8 +51,9 @@ def test_describe_shows_offline_replicas(fake_cluster) -> None:
     serve_describe(fake_cluster)
     result = spate("topics", "describe", "orders", bootstrap=fake_cluster.bootstrap)
     assert result.returncode == 0, result
-    assert table_row(result.stdout, "0") == ["0", "0", "0,1", "0,1", "5", "5"]
-    assert table_row(result.stdout, "1") == ["1", "1", "1,2", "1", "2", "5", "5"]
+    assert table_row(result.stdout, "0") == ["0", "0", "0,1", "0,1", "5", "5", "700"]
+    assert table_row(result.stdout, "1") == ["1", "1", "1,2", "1", "2", "5", "5", "700"]
+    assert "Size on disk: 2100 bytes (2.1 KiB)" in result.stdout  # three partitions
     header = next(line for line in result.stdout.splitlines() if "Leader" in line)
     assert header.index("ISR") < header.index("Offline") < header.index("Log start")
 
@@ -45,8 +67,10 @@ def test_describe_as_json_has_every_partition_field_and_no_offsets_without_a_lea
     assert document["name"] == "orders" and document["internal"] is False
     assert document["partitions"][1] == {
         "partition": 1, "leader": None, "leader_epoch": 4, "replicas": [1, 2], "isr": [], "offline_replicas": [1, 2],
-        "log_start_offset": None, "log_end_offset": None,
+        "log_start_offset": None, "log_end_offset": None, "size_bytes": None,
     }
+    assert document["partitions"][0]["size_bytes"] == 700
+    assert document["size_bytes"] == 1400  # the partition without a leader has no size
     assert document["partitions"][0]["log_end_offset"] == 5
     assert document["configs"] == {"retention.ms": {"value": "1000", "source": "DYNAMIC_TOPIC_CONFIG",
                                                     "sensitive": False}}
@@ -82,3 +106,12 @@ def test_alter_config_on_brokers_without_incremental_rewrites_the_overrides() ->
         [resource] = body.resources
         assert {c.name: c.value for c in resource.configs} == {"retention.ms": "5", "cleanup.policy": "compact"}
         assert fake.sent(ApiKey.INCREMENTAL_ALTER_CONFIGS) == []
+
+
+def test_describe_without_the_size_report_shows_no_sizes() -> None:
+    with FakeCluster(topics={"orders": [FakePartition(0, (0,))]}, versions=without(ApiKey.SPATE_CLEAN_PLAN)) as fake:
+        serve_describe(fake)
+        result = spate("topics", "describe", "orders", bootstrap=fake.bootstrap)
+    assert result.returncode == 0, result
+    assert table_row(result.stdout, "0") == ["0", "0", "0", "0", "5", "5", "?"]
+    assert "Size on disk" not in result.stdout
