@@ -45,7 +45,6 @@ from spate.client import (
     TopicPartition,
     UnsupportedApiError,
 )
-from spate.client.admin.clean_plans import CleanPlanClient
 from spate.protocol import KafkaError
 
 
@@ -125,7 +124,7 @@ def run_describe(args: argparse.Namespace) -> int:
         starts = admin.list_offsets({tp: EARLIEST for tp in partitions})
         ends = admin.list_offsets({tp: LATEST for tp in partitions})
         configs = admin.describe_configs(ConfigResource.topic(args.name))[ConfigResource.topic(args.name)]
-        sizes = _log_sizes(args, partitions)
+        sizes = _log_sizes(admin, partitions)
     overrides = sorted((e for e in configs.values() if not e.is_default), key=lambda e: e.name)
     if args.output == "json":
         print_json(_describe_document(description, starts, ends, overrides, sizes))
@@ -164,18 +163,14 @@ def run_describe(args: argparse.Namespace) -> int:
     return 0
 
 
-def _log_sizes(args: argparse.Namespace, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
-    """Each partition's size on its leader's disk, from the leaders' CleanPlan describe answers ({} from a broker
-    that does not serve it)."""
+def _log_sizes(admin: Admin, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
+    """Each partition's size on its leader's disk (DescribeLogDirs; {} from a broker that does not serve it)."""
     if not partitions:
         return {}
     try:
-        with CleanPlanClient(args.bootstrap_server, default_api_timeout_ms=args.api_timeout_ms,
-                             request_timeout_ms=args.api_timeout_ms, client_id="spate-cli") as plans:
-            states = plans.describe(partitions)
+        return admin.partition_sizes(partitions)
     except (UnsupportedApiError, KafkaError):
         return {}
-    return {tp: state.size_bytes for tp, state in states.items() if state.size_bytes >= 0}
 
 
 def _readable(size: int) -> str:

@@ -11,7 +11,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, TypeVar
 
-from spate.client import EARLIEST, LATEST, Admin, Consumer, NewTopic, TopicPartition
+from spate.client import EARLIEST, LATEST, Admin, Consumer, NewTopic, TopicPartition, UnsupportedApiError
 from spate.client.admin.admin_types import (
     ClusterDescription,
     ConfigEntry,
@@ -20,6 +20,7 @@ from spate.client.admin.admin_types import (
     TopicDescription,
 )
 from spate.client.consumer.consumer_record import ConsumerRecord
+from spate.protocol import KafkaError
 
 T = TypeVar("T")
 BROWSE_LIMIT_MAX = 500
@@ -36,6 +37,8 @@ class PartitionState:
     offline_replicas: tuple[int, ...]
     earliest: int | None
     latest: int | None
+    # Bytes of the leader's log on disk (DescribeLogDirs); None when the leader cannot tell.
+    size_bytes: int | None = None
 
     @property
     def under_replicated(self) -> bool:
@@ -122,12 +125,20 @@ class ClusterView:
     def partitions(self, topic: TopicDescription) -> list[PartitionState]:
         tps = [TopicPartition(topic.name, p.partition) for p in topic.partitions]
         earliest, latest = self._offsets(tps)
+        sizes = self._sizes([tp for tp, p in zip(tps, topic.partitions) if p.leader >= 0])
         return [
-            PartitionState(p.partition, p.leader, p.replicas, p.isr, p.offline_replicas,
-                           earliest.get(TopicPartition(topic.name, p.partition)),
-                           latest.get(TopicPartition(topic.name, p.partition)))
-            for p in topic.partitions
+            PartitionState(p.partition, p.leader, p.replicas, p.isr, p.offline_replicas, earliest.get(tp),
+                           latest.get(tp), sizes.get(tp))
+            for tp, p in zip(tps, topic.partitions)
         ]
+
+    def _sizes(self, tps: list[TopicPartition]) -> dict[TopicPartition, int]:
+        if not tps:
+            return {}
+        try:
+            return self._call(lambda a: a.partition_sizes(tps))
+        except (KafkaError, UnsupportedApiError):
+            return {}  # a broker without DescribeLogDirs: the page shows no sizes
 
     def _offsets(self, tps: list[TopicPartition]) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
         if not tps:

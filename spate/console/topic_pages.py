@@ -75,11 +75,11 @@ def topic_body(topic: TopicDescription, partitions: list[PartitionState], config
         [esc(p.partition), esc(p.leader if p.leader >= 0 else "none"), ids(p.replicas),
          ids(p.isr) + (' <span class="bad">under-replicated</span>' if p.under_replicated else ""),
          ids(p.offline_replicas), esc(_or_dash(p.earliest)), esc(_or_dash(p.latest)), esc(_or_dash(p.records)),
-         link(topic_href(topic.name, f"/messages?partition={p.partition}"), "browse")]
+         esc(_or_dash(p.size_bytes)), link(topic_href(topic.name, f"/messages?partition={p.partition}"), "browse")]
         for p in partitions
     ]
     parts = table(["partition", "leader", "replicas", "ISR", "offline", "earliest offset", "latest offset",
-                   "records", ""], rows, table_id="partitions")
+                   "records", "size (bytes)", ""], rows, table_id="partitions")
     config_rows = [
         [esc(c.name), "<i>sensitive</i>" if c.is_sensitive else esc(_or_dash(c.value)), esc(c.source.name.lower())]
         for c in configs

@@ -43,6 +43,7 @@ from spate.client.admin.admin_types import (
 from spate.client.admin.cluster_admin import ClusterAdmin, controller_node
 from spate.client.admin.config_admin import ConfigAdmin
 from spate.client.admin.group_admin import GroupAdmin
+from spate.client.admin.log_dirs_admin import LogDirsAdmin
 from spate.client.admin.scram_admin import (
     ScramAdmin,
     ScramCredentialInfo,
@@ -431,6 +432,16 @@ class Admin:
         return self._transaction_admin().list_transactions(
             self._deadline(timeout_ms), states=states, producer_ids=producer_ids, duration_ms=duration_ms
         )
+
+    # --- log dirs ----------------------------------------------------------------------------------
+
+    def partition_sizes(
+        self, partitions: Iterable[TopicPartition], *, timeout_ms: float | None = None
+    ) -> dict[TopicPartition, int]:
+        """Bytes each partition's log takes on its leader (DescribeLogDirs); partitions the leaders cannot
+        report (no leader, an offline log dir) are left out."""
+        self._check_open()
+        return LogDirsAdmin(self._network, self._retrier).partition_sizes(partitions, self._deadline(timeout_ms))
 
     def _transaction_admin(self) -> TransactionAdmin:
         self._check_open()

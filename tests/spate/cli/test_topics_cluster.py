@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from spate.protocol import ApiKey
-from spate.protocol.messages.clean_plan import CleanPlanResponse
+from spate.protocol.messages.describe_log_dirs import DescribeLogDirsResponse
 from tests.spate.cli.conftest import spate
 from tests.spate.cli.output import json_lines, table_row
 from tests.spate.client.admin.fake_cluster import (
@@ -24,26 +24,22 @@ from tests.spate.client.admin.fake_cluster import (
 
 
 def sizes_response(body: Any, size: int) -> Any:
-    """CleanPlan in describe mode: every partition asked is ``size`` bytes on its leader's disk."""
-    R = CleanPlanResponse
-    return R(throttle_time_ms=0, topics=[
-        R.CleanPlanTopicResult(name=t.name, partitions=[
-            R.CleanPlanPartitionResult(
-                partition_index=p.partition_index, error_code=0, error_message=None, leader_epoch=0,
-                log_start_offset=0, high_watermark=5, first_dirty_offset=-1, clean_end_offset=-1, size_bytes=size,
-                dirty_bytes=0, due=False, planner="broker", chunks_received=0, records_read=0, records_kept=0,
-                bytes_read=0, bytes_written=0,
-            )
-            for p in t.partitions
-        ])
-        for t in body.topics
-    ])
+    """DescribeLogDirs: every partition asked is ``size`` bytes in the broker's one log dir."""
+    R = DescribeLogDirsResponse
+    return R(throttle_time_ms=0, error_code=0, results=[R.DescribeLogDirsResult(
+        error_code=0, log_dir="/data", total_bytes=-1, usable_bytes=-1, topics=[
+            R.DescribeLogDirsTopic(name=t.topic, partitions=[
+                R.DescribeLogDirsPartition(partition_index=p, partition_size=size, offset_lag=0, is_future_key=False)
+                for p in t.partitions
+            ])
+            for t in body.topics
+        ])])
 
 
 def serve_describe(fake: FakeCluster, overrides: dict[str, str] | None = None) -> None:
     fake.answers[ApiKey.LIST_OFFSETS] = lambda version, body: offsets_response(body, 5)
     fake.answers[ApiKey.DESCRIBE_CONFIGS] = lambda version, body: configs_response(body, overrides)
-    fake.answers[ApiKey.SPATE_CLEAN_PLAN] = lambda version, body: sizes_response(body, 700)
+    fake.answers[ApiKey.DESCRIBE_LOG_DIRS] = lambda version, body: sizes_response(body, 700)
 
 
 def test_describe_shows_offline_replicas(fake_cluster) -> None:
@@ -109,7 +105,7 @@ def test_alter_config_on_brokers_without_incremental_rewrites_the_overrides() ->
 
 
 def test_describe_without_the_size_report_shows_no_sizes() -> None:
-    with FakeCluster(topics={"orders": [FakePartition(0, (0,))]}, versions=without(ApiKey.SPATE_CLEAN_PLAN)) as fake:
+    with FakeCluster(topics={"orders": [FakePartition(0, (0,))]}, versions=without(ApiKey.DESCRIBE_LOG_DIRS)) as fake:
         serve_describe(fake)
         result = spate("topics", "describe", "orders", bootstrap=fake.bootstrap)
     assert result.returncode == 0, result

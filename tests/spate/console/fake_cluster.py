@@ -47,7 +47,8 @@ class FakeCluster:
         return self._topics()[name]
 
     def partitions(self, topic: TopicDescription) -> list[PartitionState]:
-        return [PartitionState(p.partition, p.leader, p.replicas, p.isr, (), 0, 10) for p in topic.partitions]
+        return [PartitionState(p.partition, p.leader, p.replicas, p.isr, (), 0, 10, 4096 if p.partition == 0 else None)
+                for p in topic.partitions]
 
     def topic_configs(self, name: str) -> list[ConfigEntry]:
         return [ConfigEntry("cleanup.policy", "delete")]

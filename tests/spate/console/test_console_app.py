@@ -58,6 +58,12 @@ def test_unknown_pages_are_404(cluster: FakeCluster) -> None:
     assert get_json(app(cluster), "/api/nowhere")[0] == 404
 
 
+def test_the_topic_page_shows_each_partitions_size_on_its_leader(cluster: FakeCluster) -> None:
+    body = app(cluster).handle("GET", "/topics/orders", {}).body
+    assert "size (bytes)" in body
+    assert "<td>4096</td>" in body  # partition 0; partition 1's leader did not tell, so it shows a dash
+
+
 def test_api_cluster(cluster: FakeCluster) -> None:
     status, document = get_json(app(cluster), "/api/cluster")
     assert status == 200
