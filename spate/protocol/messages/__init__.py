@@ -18,6 +18,8 @@ from spate.protocol.messages import (
     alter_partition_reassignments,
     alter_user_scram_credentials,
     api_versions,
+    consumer_group_describe,
+    consumer_group_heartbeat,
     controlled_shutdown,
     create_partitions,
     create_topics,
@@ -127,6 +129,14 @@ _PAIRS: list[tuple[Any, Any]] = [
         describe_transactions.DescribeTransactionsResponse,
     ),
     (list_transactions.ListTransactionsRequest, list_transactions.ListTransactionsResponse),
+    (
+        consumer_group_heartbeat.ConsumerGroupHeartbeatRequest,
+        consumer_group_heartbeat.ConsumerGroupHeartbeatResponse,
+    ),
+    (
+        consumer_group_describe.ConsumerGroupDescribeRequest,
+        consumer_group_describe.ConsumerGroupDescribeResponse,
+    ),
 ]
 
 

@@ -86,6 +86,10 @@ KAFKA_39 = {
     ApiKey.LIST_TRANSACTIONS: Row(_r(0, 1), _r(0, 1)),
     ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: Row(_r(0, 0), _r(0, 0)),
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: Row(_r(0, 0), _r(0, 0)),
+    # KIP-848, the next-generation consumer group protocol. Kafka 3.9 serves ConsumerGroupHeartbeat v0;
+    # the row holds Kafka 4.0's 0-1, as librdkafka 2.10+ will not use the protocol without v1.
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: Row(_r(0, 1), _r(0, 1)),
+    ApiKey.CONSUMER_GROUP_DESCRIBE: Row(_r(0, 0), _r(0, 0)),
 }
 
 # APIs still advertised below Kafka 3.9's newest version. This set may only shrink.
