@@ -2,12 +2,18 @@
 
 Topics travel as ids on the wire and as names inside the coordinator; owned
 partitions of topics this broker no longer knows are dropped (the member
-revokes them as the assignment no longer holds them).
+revokes them as the assignment no longer holds them). Reading a topic's id
+builds its whole partition map, too costly on every heartbeat of a large
+group, so the ids are looked up at most once a second (``_TopicIds``): a
+topic deleted and created again under the same name within that second is
+announced with its old id until the next heartbeat.
 """
 
 from __future__ import annotations
 
+import time
 import uuid
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from broker_core.coordinator.group.consumer_group.heartbeat_types import ConsumerHeartbeat, TopicsImage
@@ -17,13 +23,44 @@ from spate.protocol.connection import Request
 from spate.protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatResponse
 
 R = ConsumerGroupHeartbeatResponse
+TOPIC_IDS_MAX_AGE_S = 1.0
+
+
+@dataclass
+class _TopicIds:
+    view: Any
+    read_at: float = float("-inf")
+    by_id: dict[uuid.UUID, str] = field(default_factory=dict)
+    by_name: dict[str, uuid.UUID] = field(default_factory=dict)
+
+    def fresh(self) -> _TopicIds:
+        if time.monotonic() - self.read_at > TOPIC_IDS_MAX_AGE_S:
+            self.by_id = topic_names_by_id(self.view)
+            self.by_name = {name: topic_id for topic_id, name in self.by_id.items()}
+            self.read_at = time.monotonic()
+        return self
+
+    def id_of(self, name: str) -> uuid.UUID:
+        topic_id = self.by_name.get(name)
+        return topic_id if topic_id is not None else topic_id_of(self.view, name)
+
+
+_CACHES: dict[int, _TopicIds] = {}
+
+
+def _topic_ids(ctx: BrokerContext) -> _TopicIds:
+    cache = _CACHES.get(id(ctx))
+    if cache is None or cache.view is not ctx.metadata:
+        cache = _CACHES[id(ctx)] = _TopicIds(ctx.metadata)
+    return cache.fresh()
 
 
 def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
     owned = None
+    ids = _topic_ids(ctx)
     if body.topic_partitions is not None:
-        names = topic_names_by_id(ctx.metadata)
+        names = ids.by_id
         owned = {names[tp.topic_id]: frozenset(tp.partitions) for tp in body.topic_partitions
                  if tp.topic_id in names}
     heartbeat = ConsumerHeartbeat(
@@ -49,13 +86,13 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
         member_id=result.member_id,
         member_epoch=result.member_epoch,
         heartbeat_interval_ms=result.heartbeat_interval_ms,
-        assignment=None if result.assignment is None else R.Assignment(topic_partitions=_by_id(ctx, result.assignment)),
+        assignment=None if result.assignment is None else R.Assignment(topic_partitions=_by_id(ids, result.assignment)),
     )
 
 
-def _by_id(ctx: BrokerContext, assignment: Mapping[str, frozenset[int]]) -> list[Any]:
+def _by_id(ids: _TopicIds, assignment: Mapping[str, frozenset[int]]) -> list[Any]:
     topics = []
     for name, partitions in sorted(assignment.items()):
-        topic_id: uuid.UUID = topic_id_of(ctx.metadata, name)
+        topic_id: uuid.UUID = ids.id_of(name)
         topics.append(R.TopicPartitions(topic_id=topic_id, partitions=sorted(partitions)))
     return topics
