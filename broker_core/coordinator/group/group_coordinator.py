@@ -29,6 +29,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from broker_core.coordinator.group.consumer_group.consumer_group_config import ConsumerGroupConfig
 from broker_core.coordinator.group.consumer_group.consumer_group_coordinator import ConsumerGroupCoordinator
+from broker_core.coordinator.group.consumer_group.consumer_group_log import ConsumerGroupLog, TopicIds
 from broker_core.coordinator.group.consumer_group.heartbeat_types import (
     ConsumerHeartbeat,
     ConsumerHeartbeatResult,
@@ -90,12 +91,17 @@ class GroupCoordinator:
         member_id_suffix: Callable[[], str] = _random_suffix,
         txn_verifier: TxnVerifier = _accept_every_transaction,
         consumer_config: ConsumerGroupConfig | None = None,
+        topic_ids: TopicIds | None = None,
     ) -> None:
         self._scheduler = scheduler
         self._txn_verifier = txn_verifier
         # Loaded members get a full session to find this broker and heartbeat again.
+        # Consumer groups' records are read back by their own log (topic ids need the cluster's names).
+        consumer_log = ConsumerGroupLog(topic_ids) if topic_ids is not None else None
         groups = self.group_manager = GroupMetadataManager(
-            config, offsets_topic, scheduler, on_group_loaded=lambda group: self._heartbeats.keep_group_alive(group)
+            config, offsets_topic, scheduler, on_group_loaded=lambda group: self._heartbeats.keep_group_alive(group),
+            on_consumer_group_records=lambda records: consumer_log and self.consumer_groups.load(
+                consumer_log.replay(records)),
         )
         self._expiry = OffsetExpiry(config, groups, scheduler)
         # A member whose session ran out is removed as if it had left (the rebalancer is built next).
@@ -113,7 +119,10 @@ class GroupCoordinator:
         self.heartbeat = self._heartbeats.heartbeat
         self.leave_group = GroupLeave(groups, self._rebalancer).leave_group
         # Groups of the next-generation protocol (KIP-848); their offsets live in the classic group's cache.
-        self.consumer_groups = ConsumerGroupCoordinator(consumer_config or ConsumerGroupConfig(), scheduler)
+        self.consumer_groups = ConsumerGroupCoordinator(
+            consumer_config or ConsumerGroupConfig(), scheduler, log=consumer_log,
+            writer=lambda group_id, records: groups.append(group_id, records, for_offsets=False)[0],
+        )
 
     # --- group types: classic or consumer --------------------------------------------------
 
@@ -165,6 +174,8 @@ class GroupCoordinator:
         find the new coordinator and carry on there."""
         for group in self.group_manager.on_resigned(partition, leader_epoch):
             self._rebalancer.unload(group)
+        self.consumer_groups.unload(lambda group_id: self.partition_for(group_id) == partition
+                                    and self.group_manager.coordinator_error(group_id) is not E.NONE)
 
     def ensure_offsets_topic(self) -> int:
         """Create ``__consumer_offsets`` on first use (FindCoordinator); returns its partition count."""

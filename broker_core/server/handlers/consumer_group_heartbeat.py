@@ -4,7 +4,7 @@ Topics travel as ids on the wire and as names inside the coordinator; owned
 partitions of topics this broker no longer knows are dropped (the member
 revokes them as the assignment no longer holds them). Reading a topic's id
 builds its whole partition map, too costly on every heartbeat of a large
-group, so the ids are looked up at most once a second (``_TopicIds``): a
+group, so the ids are looked up at most once a second (``TopicIdCache``): a
 topic deleted and created again under the same name within that second is
 announced with its old id until the next heartbeat.
 """
@@ -16,24 +16,26 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from broker_core.coordinator.group.consumer_group.consumer_group_log import TopicIds
 from broker_core.coordinator.group.consumer_group.heartbeat_types import ConsumerHeartbeat, TopicsImage
 from broker_core.server.context import BrokerContext
 from broker_core.server.handlers.topic_ids import topic_id_of, topic_names_by_id
 from spate.protocol.connection import Request
 from spate.protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatResponse
+from spate.protocol.types import ZERO_UUID
 
 R = ConsumerGroupHeartbeatResponse
 TOPIC_IDS_MAX_AGE_S = 1.0
 
 
 @dataclass
-class _TopicIds:
+class TopicIdCache:
     view: Any
     read_at: float = float("-inf")
     by_id: dict[uuid.UUID, str] = field(default_factory=dict)
     by_name: dict[str, uuid.UUID] = field(default_factory=dict)
 
-    def fresh(self) -> _TopicIds:
+    def fresh(self) -> TopicIdCache:
         if time.monotonic() - self.read_at > TOPIC_IDS_MAX_AGE_S:
             self.by_id = topic_names_by_id(self.view)
             self.by_name = {name: topic_id for topic_id, name in self.by_id.items()}
@@ -44,14 +46,21 @@ class _TopicIds:
         topic_id = self.by_name.get(name)
         return topic_id if topic_id is not None else topic_id_of(self.view, name)
 
+    def as_topic_ids(self) -> TopicIds:
+        """For the coordinator's records: unknown topics are None."""
+        def id_of(name: str) -> uuid.UUID | None:
+            topic_id = self.fresh().id_of(name)
+            return None if topic_id == ZERO_UUID else topic_id
+        return TopicIds(id_of=id_of, name_of=lambda topic_id: self.fresh().by_id.get(topic_id))
 
-_CACHES: dict[int, _TopicIds] = {}
+
+_CACHES: dict[int, TopicIdCache] = {}
 
 
-def _topic_ids(ctx: BrokerContext) -> _TopicIds:
+def _topic_ids(ctx: BrokerContext) -> TopicIdCache:
     cache = _CACHES.get(id(ctx))
     if cache is None or cache.view is not ctx.metadata:
-        cache = _CACHES[id(ctx)] = _TopicIds(ctx.metadata)
+        cache = _CACHES[id(ctx)] = TopicIdCache(ctx.metadata)
     return cache.fresh()
 
 
@@ -90,7 +99,7 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
     )
 
 
-def _by_id(ids: _TopicIds, assignment: Mapping[str, frozenset[int]]) -> list[Any]:
+def _by_id(ids: TopicIdCache, assignment: Mapping[str, frozenset[int]]) -> list[Any]:
     topics = []
     for name, partitions in sorted(assignment.items()):
         topic_id: uuid.UUID = ids.id_of(name)

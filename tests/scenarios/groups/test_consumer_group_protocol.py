@@ -6,12 +6,15 @@
 * Offsets committed by members of a consumer group are resumed from.
 * The group is listed with type ``consumer`` and described by ConsumerGroupDescribe.
 * A non-empty consumer group refuses classic members, and the reverse.
+* The group survives a broker crash: its records in __consumer_offsets bring
+  back members, epochs and assignments, so members carry on without rejoining.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import confluent_kafka
 import pytest
@@ -20,11 +23,15 @@ from confluent_kafka.admin import AdminClient
 
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.errors import ErrorCode
+from spate.protocol.messages.consumer_group_describe import ConsumerGroupDescribeRequest
 from spate.protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 from spate.protocol.messages.join_group import JoinGroupRequest
+from tests.scenarios.groups.conftest import GROUP_BROKER_OVERRIDES
 from tests.scenarios.groups.raw_client import RawClient
 from tests.scenarios.groups.topics import create_topic, produce
+from tests.support.admin_requests import find_group_coordinator
 from tests.support.broker_process import BrokerProcess
+from tests.support.broker_under_test import SPATE, BrokerFactory
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 PARTITIONS = 6
@@ -168,3 +175,63 @@ def test_a_non_empty_group_refuses_members_of_the_other_protocol(broker, topic, 
             group_id="classic-busy", member_id="new", member_epoch=0, rebalance_timeout_ms=10000,
             subscribed_topic_names=[topic]))
         assert heartbeat.error_code == ErrorCode.GROUP_ID_NOT_FOUND
+
+
+def _heartbeat(raw: RawClient, member_id: str, epoch: int, topic: str | None = None, owned=None) -> Any:
+    return raw.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, 1, ConsumerGroupHeartbeatRequest(
+        group_id="durable", member_id=member_id, member_epoch=epoch,
+        rebalance_timeout_ms=10000 if epoch == 0 else -1,
+        subscribed_topic_names=[topic] if topic else None, topic_partitions=owned))
+
+
+def _retrying(call, timeout: float = 30.0) -> Any:
+    """The call's answer once the restarted coordinator has loaded its partition (bounded)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            answer = call()
+        except OSError:
+            answer = None
+        retriable = (ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.NOT_COORDINATOR,
+                     ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        if answer is not None and answer.error_code not in retriable:
+            return answer
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no answer in {timeout}s: {answer}")
+        time.sleep(0.2)
+
+
+def test_a_broker_crash_keeps_the_group(tmp_path) -> None:
+    with BrokerFactory(SPATE, tmp_path) as start:
+        broker = start(GROUP_BROKER_OVERRIDES)
+        create_topic(broker.bootstrap, "durable-topic", 4)
+
+        def first_join() -> Any:
+            find_group_coordinator(broker.bootstrap, "durable")  # creates __consumer_offsets
+            with RawClient(broker.bootstrap) as raw:
+                return _heartbeat(raw, "member-a", 0, "durable-topic")
+
+        a = _retrying(first_join)
+        assert (a.error_code, a.member_epoch) == (0, 1)
+        owned = a.assignment.topic_partitions
+        with RawClient(broker.bootstrap) as raw:
+            b = _heartbeat(raw, "member-b", 0, "durable-topic")
+            assert b.member_epoch == 2 and b.assignment.topic_partitions == []  # waits for a to revoke
+        broker.restart(clean=False)  # SIGKILL: the group must come back from the log
+
+        def describe() -> Any:
+            with RawClient(broker.bootstrap) as raw:
+                return raw.call(ApiKey.CONSUMER_GROUP_DESCRIBE, 0,
+                                ConsumerGroupDescribeRequest(group_ids=["durable"])).groups[0]
+
+        group = _retrying(describe)
+        assert (group.group_epoch, group.assignment_epoch) == (2, 2)
+        assert sorted(m.member_id for m in group.members) == ["member-a", "member-b"]
+        with RawClient(broker.bootstrap) as raw:
+            # Member a carries on at its epoch: told to revoke half, then moved to epoch 2.
+            a2 = _heartbeat(raw, "member-a", 1, owned=owned)
+            assert a2.error_code == 0 and len(a2.assignment.topic_partitions[0].partitions) == 2
+            a3 = _heartbeat(raw, "member-a", 1, owned=a2.assignment.topic_partitions)
+            assert (a3.error_code, a3.member_epoch) == (0, 2)
+            b2 = _heartbeat(raw, "member-b", 2, owned=[])
+            assert b2.error_code == 0 and len(b2.assignment.topic_partitions[0].partitions) == 2

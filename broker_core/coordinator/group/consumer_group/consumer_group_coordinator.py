@@ -20,6 +20,7 @@ from typing import Callable
 from broker_core.coordinator.group.consumer_group.assignors import ASSIGNORS, AssignmentSpec
 from broker_core.coordinator.group.consumer_group.consumer_group import ConsumerGroup
 from broker_core.coordinator.group.consumer_group.consumer_group_config import ConsumerGroupConfig
+from broker_core.coordinator.group.consumer_group.consumer_group_log import ConsumerGroupLog, Snapshot
 from broker_core.coordinator.group.consumer_group.consumer_group_member import (
     JOIN_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -35,11 +36,14 @@ from broker_core.coordinator.group.consumer_group.heartbeat_types import (
     TopicsImage,
     failed,
 )
+from broker_core.coordinator.internal_topic import KeyValue
 from broker_core.coordinator.scheduler import Scheduler, TimerHandle
 from spate.protocol.errors import ErrorCode
 
 E = ErrorCode
 logger = logging.getLogger(__name__)
+# (group id, records) -> NONE once written to the group's __consumer_offsets partition, else the error.
+RecordWriter = Callable[[str, "list[KeyValue]"], ErrorCode]
 
 
 def _subscription(member: ConsumerGroupMember) -> tuple[object, ...]:
@@ -58,8 +62,12 @@ def _resolve_regex(member: ConsumerGroupMember, topics: TopicsImage) -> Consumer
 
 class ConsumerGroupCoordinator:
     def __init__(self, config: ConsumerGroupConfig, scheduler: Scheduler, *,
-                 member_id_factory: Callable[[], str] = lambda: str(uuid.uuid4())) -> None:
+                 member_id_factory: Callable[[], str] = lambda: str(uuid.uuid4()),
+                 log: ConsumerGroupLog | None = None, writer: RecordWriter | None = None) -> None:
         self.config = config
+        # Where the groups' records go (the group's __consumer_offsets partition); None keeps them in memory.
+        self._log = log
+        self._writer = writer
         self._scheduler = scheduler
         self._new_member_id = member_id_factory
         self.groups: dict[str, ConsumerGroup] = {}
@@ -69,6 +77,36 @@ class ConsumerGroupCoordinator:
     # --- the heartbeat ---------------------------------------------------------------------
 
     def heartbeat(self, request: ConsumerHeartbeat, topics: TopicsImage) -> ConsumerHeartbeatResult:
+        """Serve one heartbeat, then write what it changed; the member hears of it once it is stored."""
+        before = Snapshot.of(self.groups.get(request.group_id))
+        result = self._heartbeat(request, topics)
+        group = self.groups.get(request.group_id)
+        if group is not None:
+            error = self._persist(before, group)
+            if error is not E.NONE:
+                return failed(error, f"Writing the group's records failed: {error.name}.")
+        return result
+
+    def _persist(self, before: Snapshot, group: ConsumerGroup) -> ErrorCode:
+        if self._log is None or self._writer is None:
+            return E.NONE
+        records = self._log.changes(before, group)
+        return self._writer(group.group_id, records) if records else E.NONE
+
+    def load(self, groups: dict[str, ConsumerGroup]) -> None:
+        """Groups read back from __consumer_offsets: each member gets a full session to heartbeat here."""
+        for group in groups.values():
+            self.drop_group(group.group_id)
+            self.groups[group.group_id] = group
+            for member in group.members.values():
+                self._schedule_session(group, member)
+
+    def unload(self, belongs: Callable[[str], bool]) -> None:
+        """This broker stopped coordinating the groups for which ``belongs`` holds."""
+        for group_id in [g for g in self.groups if belongs(g)]:
+            self.drop_group(group_id)
+
+    def _heartbeat(self, request: ConsumerHeartbeat, topics: TopicsImage) -> ConsumerHeartbeatResult:
         error = self._validate(request)
         if error is not None:
             return error
@@ -281,7 +319,9 @@ class ConsumerGroupCoordinator:
         group = self.groups.get(group_id)
         if group is not None and member_id in group.members:
             logger.info("fencing member %s of consumer group %r: %s", member_id, group_id, why)
+            before = Snapshot.of(group)
             self.remove_member(group, member_id)
+            self._persist(before, group)
 
     def _cancel(self, timers: dict[tuple[str, str], TimerHandle], group_id: str, member_id: str) -> None:
         handle = timers.pop((group_id, member_id), None)
