@@ -26,6 +26,7 @@ from spate.protocol.errors import ErrorCode
 from spate.protocol.messages.consumer_group_describe import ConsumerGroupDescribeRequest
 from spate.protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 from spate.protocol.messages.join_group import JoinGroupRequest
+from spate.protocol.messages.offset_commit import OffsetCommitRequest
 from tests.scenarios.groups.conftest import GROUP_BROKER_OVERRIDES
 from tests.scenarios.groups.raw_client import RawClient
 from tests.scenarios.groups.topics import create_topic, produce
@@ -184,6 +185,15 @@ def _heartbeat(raw: RawClient, member_id: str, epoch: int, topic: str | None = N
         subscribed_topic_names=[topic] if topic else None, topic_partitions=owned))
 
 
+def _commit(raw: RawClient, member_id: str, epoch: int) -> int:
+    Q = OffsetCommitRequest
+    answer = raw.call(ApiKey.OFFSET_COMMIT, 9, Q(
+        group_id="durable", generation_id_or_member_epoch=epoch, member_id=member_id,
+        topics=[Q.OffsetCommitRequestTopic(name="durable-topic", partitions=[
+            Q.OffsetCommitRequestPartition(partition_index=0, committed_offset=1, committed_metadata="")])]))
+    return answer.topics[0].partitions[0].error_code
+
+
 def _retrying(call, timeout: float = 30.0) -> Any:
     """The call's answer once the restarted coordinator has loaded its partition (bounded)."""
     deadline = time.monotonic() + timeout
@@ -228,6 +238,10 @@ def test_a_broker_crash_keeps_the_group(tmp_path) -> None:
         assert (group.group_epoch, group.assignment_epoch) == (2, 2)
         assert sorted(m.member_id for m in group.members) == ["member-a", "member-b"]
         with RawClient(broker.bootstrap) as raw:
+            # A commit at an epoch behind the member's is stale; at its epoch it is stored.
+            assert _commit(raw, "member-b", 1) == ErrorCode.STALE_MEMBER_EPOCH
+            assert _commit(raw, "member-b", 2) == ErrorCode.NONE
+            assert _commit(raw, "nobody", 2) == ErrorCode.UNKNOWN_MEMBER_ID
             # Member a carries on at its epoch: told to revoke half, then moved to epoch 2.
             a2 = _heartbeat(raw, "member-a", 1, owned=owned)
             assert a2.error_code == 0 and len(a2.assignment.topic_partitions[0].partitions) == 2

@@ -267,6 +267,17 @@ class ConsumerGroupCoordinator:
             return E.STALE_MEMBER_EPOCH
         return E.NONE
 
+    def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
+        """OffsetFetch v9 from a member: it must be one, at its current epoch. Without a member id and
+        with a negative epoch (admin tools, classic groups) nothing is checked."""
+        group = self.groups.get(group_id)
+        if group is None or (member_epoch < 0 and not member_id):
+            return E.NONE
+        member = group.members.get(member_id or "")
+        if member is None:
+            return E.UNKNOWN_MEMBER_ID
+        return E.NONE if member_epoch == member.member_epoch else E.STALE_MEMBER_EPOCH
+
     # --- leaving, sessions, revocation -----------------------------------------------------
 
     def _leave(self, group: ConsumerGroup | None, request: ConsumerHeartbeat) -> ConsumerHeartbeatResult:

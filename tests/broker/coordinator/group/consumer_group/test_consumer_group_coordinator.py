@@ -153,3 +153,11 @@ def test_a_member_that_does_not_revoke_in_time_is_fenced(coordinator, scheduler)
         beat(coordinator, a2, owned=a.assignment)
         beat(coordinator, b, owned={})
     assert a2.member_id not in coordinator.groups["g"].members
+
+
+def test_offset_fetches_of_a_member_need_its_current_epoch(coordinator) -> None:
+    a = join(coordinator)
+    assert coordinator.validate_offset_fetch("g", a.member_id, 1) is E.NONE
+    assert coordinator.validate_offset_fetch("g", a.member_id, 0) is E.STALE_MEMBER_EPOCH
+    assert coordinator.validate_offset_fetch("g", "nobody", 1) is E.UNKNOWN_MEMBER_ID
+    assert coordinator.validate_offset_fetch("g", None, -1) is E.NONE  # an admin tool
