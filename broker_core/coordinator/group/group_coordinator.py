@@ -348,6 +348,10 @@ class GroupCoordinator:
         if error is not E.NONE:
             return error
         group = self.group_manager.get_group(group_id)
+        if group_id in self.consumer_groups.groups:
+            error = self.consumer_groups.delete_group(group_id)
+            if error is not E.NONE or group is None:
+                return error  # its offsets, if any, go with the classic entry that holds them
         if group is None or group.is_(S.DEAD):
             return E.GROUP_ID_NOT_FOUND
         if not group.is_(S.EMPTY) or group.pending_txn_offsets:
@@ -367,8 +371,12 @@ class GroupCoordinator:
         group = self.group_manager.get_group(group_id)
         if group is None or group.is_(S.DEAD):
             return OffsetDeleteResult(E.GROUP_ID_NOT_FOUND)
-        if group.is_(S.EMPTY):
-            subscribed: set[TopicPartition] = set()
+        consumer = self.consumer_groups.groups.get(group_id)
+        if consumer is not None and not consumer.is_empty:
+            topics = consumer.subscribed_topics()
+            subscribed: set[TopicPartition] = {tp for tp in partitions if tp.topic in topics}
+        elif group.is_(S.EMPTY):
+            subscribed = set()
         elif group.is_consumer_group:
             subscribed = {tp for tp in partitions if group.is_subscribed_to(tp.topic)}
         else:

@@ -10,7 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from broker_core.coordinator.group.consumer_group.consumer_group_member import ConsumerGroupMember, Partitions
+from broker_core.coordinator.group.consumer_group.consumer_group_member import (
+    ConsumerGroupMember,
+    MemberState,
+    Partitions,
+)
 
 
 class ConsumerGroupState(Enum):
@@ -44,7 +48,7 @@ class ConsumerGroup:
         if self.assignment_epoch < self.group_epoch:
             return ConsumerGroupState.ASSIGNING
         for member in self.members.values():
-            if member.member_epoch != self.assignment_epoch or member.state.value != "stable":
+            if member.member_epoch != self.assignment_epoch or member.state is not MemberState.STABLE:
                 if not member.has_left_static:
                     return ConsumerGroupState.RECONCILING
         return ConsumerGroupState.STABLE

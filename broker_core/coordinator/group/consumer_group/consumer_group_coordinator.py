@@ -339,6 +339,20 @@ class ConsumerGroupCoordinator:
         if handle is not None:
             handle.cancel()
 
+    def delete_group(self, group_id: str) -> ErrorCode:
+        """DeleteGroups of an empty consumer group: its records are tombstoned, then it is forgotten."""
+        group = self.groups.get(group_id)
+        if group is None:
+            return E.GROUP_ID_NOT_FOUND
+        if not group.is_empty:
+            return E.NON_EMPTY_GROUP
+        if self._log is not None and self._writer is not None:
+            error = self._writer(group_id, self._log.group_tombstones(group))
+            if error is not E.NONE:
+                return error
+        self.drop_group(group_id)
+        return E.NONE
+
     def drop_group(self, group_id: str) -> None:
         """Forget a group (it became classic, or this broker stopped coordinating it)."""
         group = self.groups.pop(group_id, None)

@@ -103,6 +103,11 @@ class ConsumerGroupLog:
                 records.append(self._current_assignment(gid, member))
         return records
 
+    def group_tombstones(self, group: ConsumerGroup) -> list[KeyValue]:
+        """The group's own records, deleted (its members' are already gone: it is empty)."""
+        gid = group.group_id
+        return [_kv(ConsumerGroupTargetAssignmentMetadataKey(gid), 6, None), _kv(ConsumerGroupMetadataKey(gid), 3, None)]
+
     def _member_metadata(self, gid: str, m: ConsumerGroupMember) -> KeyValue:
         value = ConsumerGroupMemberMetadataValue(
             instance_id=m.instance_id, rack_id=m.rack_id, client_id=m.client_id, client_host=m.client_host,
