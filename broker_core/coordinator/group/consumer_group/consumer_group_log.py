@@ -83,8 +83,9 @@ class ConsumerGroupLog:
                 records += [_kv(ConsumerGroupMemberMetadataKey(gid, member_id), 5, None),
                             _kv(ConsumerGroupTargetAssignmentMemberKey(gid, member_id), 7, None),
                             _kv(ConsumerGroupCurrentMemberAssignmentKey(gid, member_id), 8, None)]
-        for member_id, member in group.members.items():
-            old = before.members.get(member_id)
+        # Members are immutable values: one that is the same object as before did not change.
+        changed = [(before.members.get(mid), m) for mid, m in group.members.items() if before.members.get(mid) is not m]
+        for old, member in changed:
             if old is None or _metadata(old) != _metadata(member):
                 records.append(self._member_metadata(gid, member))
         if group.group_epoch != before.group_epoch:
@@ -97,8 +98,7 @@ class ConsumerGroupLog:
                     records.append(_kv(ConsumerGroupTargetAssignmentMemberKey(gid, member_id), 7, value))
             records.append(_kv(ConsumerGroupTargetAssignmentMetadataKey(gid), 6,
                                ConsumerGroupTargetAssignmentMetadataValue(group.assignment_epoch)))
-        for member_id, member in group.members.items():
-            old = before.members.get(member_id)
+        for old, member in changed:
             if old is None or _current(old) != _current(member):
                 records.append(self._current_assignment(gid, member))
         return records
