@@ -249,3 +249,32 @@ def test_a_broker_crash_keeps_the_group(tmp_path) -> None:
             assert (a3.error_code, a3.member_epoch) == (0, 2)
             b2 = _heartbeat(raw, "member-b", 2, owned=[])
             assert b2.error_code == 0 and len(b2.assignment.topic_partitions[0].partitions) == 2
+
+
+def test_consumers_carry_on_across_a_broker_restart_without_rejoining(tmp_path) -> None:
+    with BrokerFactory(SPATE, tmp_path) as start:
+        broker = start(GROUP_BROKER_OVERRIDES)
+        create_topic(broker.bootstrap, "restart-topic", PARTITIONS)
+        members = [consumer(broker.bootstrap, "restarted") for _ in range(2)]
+        try:
+            for c in members:
+                c.subscribe(["restart-topic"])
+            before = poll_until(members, split_all)
+
+            def describe() -> Any:
+                with RawClient(broker.bootstrap) as raw:
+                    return raw.call(ApiKey.CONSUMER_GROUP_DESCRIBE, 0,
+                                    ConsumerGroupDescribeRequest(group_ids=["restarted"])).groups[0]
+
+            described = _retrying(describe)
+            broker.restart(clean=True)
+            after = _retrying(describe)
+            assert sorted(m.member_id for m in after.members) == sorted(m.member_id for m in described.members)
+            assert after.group_epoch == described.group_epoch
+            # The members heartbeat the new coordinator at their epochs: same partitions, no new epoch.
+            poll_until(members, lambda a: a == before and all(
+                m.member_epoch == described.group_epoch for m in describe().members), timeout=20)
+            assert describe().group_epoch == described.group_epoch
+        finally:
+            for c in members:
+                c.close()
