@@ -405,6 +405,16 @@ _DEFINITIONS = (
     _p("group.min.session.timeout.ms", INT, 6000, "Smallest session timeout a member may ask for.", at_least(0)),
     _p("group.max.session.timeout.ms", INT, 1800000, "Largest session timeout a member may ask for.", at_least(0)),
     _p("group.max.size", INT, INT_MAX, "Most members one group may have.", at_least(1)),
+    # Consumer groups of the next-generation protocol (KIP-848, group.protocol=consumer).
+    _p("group.consumer.heartbeat.interval.ms", INT, 5000, "How often consumer-group members heartbeat.", at_least(1)),
+    _p("group.consumer.session.timeout.ms", INT, 45000, "A consumer-group member silent this long is removed.",
+       at_least(1)),
+    _p("group.consumer.assignors", LIST, ("uniform", "range"),
+       "Server-side assignors of consumer groups; the first is the default.", ValidList(("uniform", "range"))),
+    _p("group.consumer.max.size", INT, INT_MAX, "Most members one consumer group may have.", at_least(1)),
+    _p("group.consumer.migration.policy", STRING, "bidirectional",
+       "Which empty groups may change between classic and consumer on a first join.",
+       ValidString(("bidirectional", "upgrade", "downgrade", "disabled"))),
     # Transactions and producer ids.
     _p(
         "transaction.state.log.num.partitions",

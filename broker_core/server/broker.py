@@ -44,6 +44,7 @@ from broker_core.config.broker_config import BrokerConfig
 from broker_core.config.errors import ConfigError
 from broker_core.config.topic_config import to_log_config_kwargs
 from broker_core.coordinator.group import GroupConfig, GroupCoordinator
+from broker_core.coordinator.group.consumer_group.consumer_group_config import ConsumerGroupConfig
 from broker_core.coordinator.leadership_listener import CoordinatorLeadershipListener
 from broker_core.coordinator.scheduler import LoopScheduler
 from broker_core.coordinator.transaction import TransactionCoordinator, TransactionStateManager, TxnConfig
@@ -61,6 +62,7 @@ from broker_core.server.context import BrokerContext
 from broker_core.server.controlled_shutdown import ControlledShutdown
 from broker_core.server.dispatch import RequestDispatcher
 from broker_core.server.handlers import bind_handlers, served_apis
+from broker_core.server.handlers.consumer_group_heartbeat import TopicIdCache
 from broker_core.server.idle_expiry import IdleExpiryManager, scan_interval_s
 from broker_core.server.internal_topic_adapter import BrokerInternalTopic
 from broker_core.server.isr_manager import IsrManager
@@ -323,6 +325,8 @@ class Broker:
             LoopScheduler(loop, self._clock),
             # Built next; TxnOffsetCommit requests only arrive once both exist.
             txn_verifier=lambda *request: self._txn_coordinator.verify_offset_commit(*request),
+            consumer_config=ConsumerGroupConfig.from_broker_config(self.config),
+            topic_ids=TopicIdCache(view).as_topic_ids(),
         )
         txn_config = TxnConfig.from_broker_config(self.config)
         state = self._txn_state = TransactionStateManager(

@@ -156,8 +156,8 @@ class Builder:
     def check_type(self, where: str, f: Field, versions: tuple[int, int], nullable: tuple[int, int] | None) -> None:
         kind = f.type
         if isinstance(kind, Struct):
-            if nullable is not None:
-                raise self.fail(where, "struct fields cannot be nullable")
+            if nullable is not None and nullable != versions:
+                raise self.fail(where, "a nullable struct field is nullable in all its versions")
             self.check_nested(where, kind, versions)
         elif isinstance(kind, Array):
             if isinstance(kind.of, Struct):
@@ -193,7 +193,9 @@ class Builder:
                 raise self.fail(where, "a field missing from some versions needs an explicit default")
             return
         if isinstance(f.type, Struct):
-            raise self.fail(where, "struct fields take their struct's defaults")
+            if f.default is None and f.nullable:
+                return
+            raise self.fail(where, "struct fields take their struct's defaults (or None when nullable)")
         if isinstance(f.type, Array):
             if f.default is not None:
                 raise self.fail(where, "array defaults are empty (omit default) or None")
@@ -226,6 +228,8 @@ class Builder:
         kind = f.type
         if isinstance(kind, Struct):
             cls = self.make_class(kind)
+            if self.spans[id(f)][1] is not None:
+                return kind.name + " | None", None if f.default is None else dataclass_field(default_factory=cls)
             return kind.name, dataclass_field(default_factory=cls)
         if isinstance(kind, Array):
             element = self.make_class(kind.of).__name__ if isinstance(kind.of, Struct) else _annotation(kind.of)
@@ -240,7 +244,7 @@ class Builder:
     def default_factory(self, f: Field) -> Callable[[], Any]:
         kind = f.type
         if isinstance(kind, Struct):
-            return self.classes[kind.name]
+            return (lambda: None) if f.default is None else self.classes[kind.name]
         if isinstance(kind, Array) and f.default is MISSING:
             return list
         value = _ZERO[kind] if f.default is MISSING else f.default  # type: ignore[index]
@@ -256,7 +260,8 @@ class Builder:
         compact = self.flexible(version)
         kind = f.type
         if isinstance(kind, Struct):
-            return self.struct_codec(kind, version)
+            codec = self.struct_codec(kind, version)
+            return _nullable_struct(codec) if _in_span(version, nullable) else codec
         if isinstance(kind, Array):
             if isinstance(kind.of, Struct):
                 element = self.struct_codec(kind.of, version)
@@ -383,6 +388,30 @@ def _encode_tagged(buf: bytearray, obj: Any, tagged: list[tuple[int, int, Field,
         t.encode_tagged_fields(buf, fields)
     else:
         buf += t.EMPTY_TAGGED_FIELDS
+
+
+def _nullable_struct(codec: Codec) -> Codec:
+    """Kafka's nullable struct: an int8 marker, -1 for null, 1 before a present struct."""
+    encode_struct, decode_struct = codec.encode, codec.decode
+
+    def encode(buf: bytearray, value: Any) -> None:
+        if value is None:
+            buf += b"\xff"
+            return
+        buf += b"\x01"
+        encode_struct(buf, value)
+
+    def decode(mv: memoryview, pos: int) -> tuple[Any, int]:
+        if pos >= len(mv):
+            raise ProtocolDecodeError(f"{codec.name}: missing its null marker")
+        marker = mv[pos]
+        if marker == 0xFF:
+            return None, pos + 1
+        if marker != 1:
+            raise ProtocolDecodeError(f"{codec.name}: null marker {marker} is neither -1 nor 1")
+        return decode_struct(mv, pos + 1)
+
+    return Codec(codec.name, encode, decode, 1)
 
 
 def _is_default(f: Field, value: Any) -> bool:

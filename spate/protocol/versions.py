@@ -22,6 +22,9 @@ of flexible Metadata replies by the wrong length, reads these replies
 correctly. SaslHandshake 0-1 and SaslAuthenticate 0-2 serve SASL listeners;
 other listeners answer them ILLEGAL_SASL_STATE.
 
+ConsumerGroupHeartbeat goes one version past Kafka 3.9, to Kafka 4.0's v1:
+librdkafka 2.16 uses the KIP-848 consumer protocol only with it.
+
 The cluster APIs keep their ranges (Kafka 3.9's additions there belong to
 the KRaft migration):
 
@@ -97,5 +100,7 @@ ADVERTISED_VERSIONS: Mapping[ApiKey, VersionRange] = MappingProxyType(
         ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: VersionRange(0, 0),
         ApiKey.ALTER_USER_SCRAM_CREDENTIALS: VersionRange(0, 0),
         ApiKey.SPATE_CLEAN_PLAN: VersionRange(0, 0),
+        ApiKey.CONSUMER_GROUP_HEARTBEAT: VersionRange(0, 1),
+        ApiKey.CONSUMER_GROUP_DESCRIBE: VersionRange(0, 0),
     }
 )

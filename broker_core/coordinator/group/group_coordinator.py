@@ -25,8 +25,17 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
+from broker_core.coordinator.group.consumer_group.consumer_group_config import ConsumerGroupConfig
+from broker_core.coordinator.group.consumer_group.consumer_group_coordinator import ConsumerGroupCoordinator
+from broker_core.coordinator.group.consumer_group.consumer_group_log import ConsumerGroupLog, TopicIds
+from broker_core.coordinator.group.consumer_group.heartbeat_types import (
+    ConsumerHeartbeat,
+    ConsumerHeartbeatResult,
+    TopicsImage,
+    failed,
+)
 from broker_core.coordinator.group.group_config import GroupConfig
 from broker_core.coordinator.group.group_metadata import GroupMetadata, GroupState
 from broker_core.coordinator.group.group_metadata_manager import GroupMetadataManager
@@ -40,6 +49,7 @@ from broker_core.coordinator.group.rebalance_timers import RebalanceTimers
 from broker_core.coordinator.group.results import (
     FetchedOffset,
     GroupDescription,
+    JoinGroupResult,
     ListedGroup,
     ListGroupsResult,
     OffsetCommitEntry,
@@ -80,12 +90,18 @@ class GroupCoordinator:
         *,
         member_id_suffix: Callable[[], str] = _random_suffix,
         txn_verifier: TxnVerifier = _accept_every_transaction,
+        consumer_config: ConsumerGroupConfig | None = None,
+        topic_ids: TopicIds | None = None,
     ) -> None:
         self._scheduler = scheduler
         self._txn_verifier = txn_verifier
         # Loaded members get a full session to find this broker and heartbeat again.
+        # Consumer groups' records are read back by their own log (topic ids need the cluster's names).
+        consumer_log = ConsumerGroupLog(topic_ids) if topic_ids is not None else None
         groups = self.group_manager = GroupMetadataManager(
-            config, offsets_topic, scheduler, on_group_loaded=lambda group: self._heartbeats.keep_group_alive(group)
+            config, offsets_topic, scheduler, on_group_loaded=lambda group: self._heartbeats.keep_group_alive(group),
+            on_consumer_group_records=lambda records: consumer_log and self.consumer_groups.load(
+                consumer_log.replay(records)),
         )
         self._expiry = OffsetExpiry(config, groups, scheduler)
         # A member whose session ran out is removed as if it had left (the rebalancer is built next).
@@ -96,12 +112,43 @@ class GroupCoordinator:
         )
         self._rebalancer = Rebalancer(groups, scheduler, self._heartbeats, RebalanceTimers(config, groups, scheduler))
         # The membership APIs are served by the classes that implement them.
-        self.join_group = GroupJoin(
+        self._classic_join = GroupJoin(
             config, groups, scheduler, self._heartbeats, self._rebalancer, member_id_suffix=member_id_suffix
         ).join_group
         self.sync_group = GroupSync(groups, scheduler, self._heartbeats, self._rebalancer).sync_group
         self.heartbeat = self._heartbeats.heartbeat
         self.leave_group = GroupLeave(groups, self._rebalancer).leave_group
+        # Groups of the next-generation protocol (KIP-848); their offsets live in the classic group's cache.
+        self.consumer_groups = ConsumerGroupCoordinator(
+            consumer_config or ConsumerGroupConfig(), scheduler, log=consumer_log,
+            writer=lambda group_id, records: groups.append(group_id, records, for_offsets=False)[0],
+        )
+
+    # --- group types: classic or consumer --------------------------------------------------
+
+    def join_group(self, **request: Any) -> None:
+        """JoinGroup for a classic group, or an empty consumer group that becomes one."""
+        consumer = self.consumer_groups.groups.get(request["group_id"])
+        if consumer is not None:
+            if not consumer.is_empty or not self.consumer_groups.config.downgrades:
+                request["respond"](JoinGroupResult(E.INCONSISTENT_GROUP_PROTOCOL, member_id=request["member_id"]))
+                return
+            self.consumer_groups.drop_group(consumer.group_id)
+            logger.info("empty consumer group %r becomes a classic group", consumer.group_id)
+        self._classic_join(**request)
+
+    def consumer_group_heartbeat(self, request: ConsumerHeartbeat, topics: TopicsImage) -> ConsumerHeartbeatResult:
+        """ConsumerGroupHeartbeat for a consumer group, or an empty classic group that becomes one."""
+        error = self.group_manager.check(request.group_id, allow_empty_id=True)
+        if error is not E.NONE:
+            return failed(error, None)
+        if request.group_id not in self.consumer_groups.groups:
+            classic = self.group_manager.get_group(request.group_id)
+            if classic is not None and not classic.is_(S.DEAD) and (
+                not classic.is_(S.EMPTY) or not self.consumer_groups.config.upgrades
+            ):
+                return failed(E.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a consumer group.")
+        return self.consumer_groups.heartbeat(request, topics)
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -127,6 +174,8 @@ class GroupCoordinator:
         find the new coordinator and carry on there."""
         for group in self.group_manager.on_resigned(partition, leader_epoch):
             self._rebalancer.unload(group)
+        self.consumer_groups.unload(lambda group_id: self.partition_for(group_id) == partition
+                                    and self.group_manager.coordinator_error(group_id) is not E.NONE)
 
     def ensure_offsets_topic(self) -> int:
         """Create ``__consumer_offsets`` on first use (FindCoordinator); returns its partition count."""
@@ -159,6 +208,13 @@ class GroupCoordinator:
         if error is not E.NONE:
             return all_failed(error)
         group = self.group_manager.get_group(group_id)
+        consumer_error = self.consumer_groups.validate_offset_commit(group_id, member_id, generation_id)
+        if consumer_error is not None:
+            # A consumer group: the generation is the member epoch (OffsetCommit v9).
+            if consumer_error is not E.NONE:
+                return all_failed(consumer_error)
+            group = group or self.group_manager.add_group(GroupMetadata(group_id, now_ms=self._now()))
+            return self.group_manager.store_offsets(group, offsets, retention_ms=retention_time_ms)
         if group is None:
             if generation_id >= 0:
                 # A generation of a group this coordinator does not know: stale by definition.
@@ -262,6 +318,8 @@ class GroupCoordinator:
         error = self.group_manager.check(group_id, allow_empty_id=True)
         if error is not E.NONE:
             return GroupDescription(group_id, error, state="", protocol_type="", protocol_name="")
+        if group_id in self.consumer_groups.groups:
+            return GroupDescription(group_id, E.GROUP_ID_NOT_FOUND, state="", protocol_type="", protocol_name="")
         group = self.group_manager.get_group(group_id)
         if group is None:
             return GroupDescription(group_id, E.NONE)
@@ -270,10 +328,15 @@ class GroupCoordinator:
     def list_groups(self) -> ListGroupsResult:
         if not self.group_manager.is_active:
             return ListGroupsResult(E.COORDINATOR_NOT_AVAILABLE)
+        consumer = self.consumer_groups.groups
         listed = tuple(
             ListedGroup(g.group_id, g.protocol_type or "", str(g.state))
             for g in self.group_manager.groups()
-            if not g.is_(S.DEAD) and self.group_manager.coordinator_error(g.group_id) is E.NONE
+            if not g.is_(S.DEAD) and g.group_id not in consumer
+            and self.group_manager.coordinator_error(g.group_id) is E.NONE
+        ) + tuple(
+            ListedGroup(g.group_id, "consumer", str(g.state), group_type="consumer")
+            for g in consumer.values() if self.group_manager.coordinator_error(g.group_id) is E.NONE
         )
         return ListGroupsResult(E.COORDINATOR_LOAD_IN_PROGRESS if self.group_manager.is_loading else E.NONE, listed)
 
@@ -285,6 +348,10 @@ class GroupCoordinator:
         if error is not E.NONE:
             return error
         group = self.group_manager.get_group(group_id)
+        if group_id in self.consumer_groups.groups:
+            error = self.consumer_groups.delete_group(group_id)
+            if error is not E.NONE or group is None:
+                return error  # its offsets, if any, go with the classic entry that holds them
         if group is None or group.is_(S.DEAD):
             return E.GROUP_ID_NOT_FOUND
         if not group.is_(S.EMPTY) or group.pending_txn_offsets:
@@ -304,8 +371,12 @@ class GroupCoordinator:
         group = self.group_manager.get_group(group_id)
         if group is None or group.is_(S.DEAD):
             return OffsetDeleteResult(E.GROUP_ID_NOT_FOUND)
-        if group.is_(S.EMPTY):
-            subscribed: set[TopicPartition] = set()
+        consumer = self.consumer_groups.groups.get(group_id)
+        if consumer is not None and not consumer.is_empty:
+            topics = consumer.subscribed_topics()
+            subscribed: set[TopicPartition] = {tp for tp in partitions if tp.topic in topics}
+        elif group.is_(S.EMPTY):
+            subscribed = set()
         elif group.is_consumer_group:
             subscribed = {tp for tp in partitions if group.is_subscribed_to(tp.topic)}
         else:

@@ -38,6 +38,7 @@ from broker_core.coordinator.group.offsets_log import (
     decode_key,
     decode_offset_commit_value,
 )
+from spate.protocol.internal_records.consumer_group_records import CONSUMER_GROUP_RECORDS
 from spate.records import ControlType, CorruptRecordError, DecodedBatch, Record, parse_control_record
 from spate.structs import TopicPartition
 
@@ -54,6 +55,8 @@ class LoadedPartition:
     skipped: int = 0
     # Producers whose transactional offsets were left without a marker.
     open_transactions: set[int] = field(default_factory=set)
+    # Records of consumer groups (KIP-848), oldest first, for their own coordinator to replay.
+    consumer_group_records: list[tuple[bytes, bytes | None]] = field(default_factory=list)
 
 
 @dataclass
@@ -79,6 +82,10 @@ class _Replay:
                     logger.warning("skipping unreadable __consumer_offsets record at offset %d: %s", record.offset, exc)
 
     def record(self, record: Record, batch_offset: int, offsets: GroupOffsets) -> None:
+        if record.key is not None and int.from_bytes(bytes(record.key[:2]), "big") in CONSUMER_GROUP_RECORDS:
+            value = None if record.value is None else bytes(record.value)
+            self.loaded.consumer_group_records.append((bytes(record.key), value))
+            return
         key = decode_key(record.key)
         if isinstance(key, OffsetCommitKey):
             tp = TopicPartition(key.topic, key.partition)

@@ -73,11 +73,13 @@ class GroupMetadataManager:
         scheduler: Scheduler,
         *,
         on_group_loaded: Callable[[GroupMetadata], None] = lambda group: None,
+        on_consumer_group_records: Callable[[list[tuple[bytes, bytes | None]]], None] = lambda records: None,
     ) -> None:
         self._config = config
         self._topic = topic
         self._scheduler = scheduler
         self._on_group_loaded = on_group_loaded
+        self._on_consumer_group_records = on_consumer_group_records
         self._groups: dict[str, GroupMetadata] = {}
         self._partitions = OwnedPartitions(config.offsets_topic_partitions)
         self._load_queue: deque[tuple[int, int]] = deque()  # (partition, epoch)
@@ -184,6 +186,8 @@ class GroupMetadataManager:
         for group in loaded.groups.values():
             self._groups[group.group_id] = group
             self._on_group_loaded(group)
+        if loaded.consumer_group_records:
+            self._on_consumer_group_records(loaded.consumer_group_records)
         self._partitions.set_status(partition, PartitionStatus.LOADED)
         logger.log(
             logging.INFO if loaded.records else logging.DEBUG,

@@ -1,8 +1,8 @@
 """ListGroups: every group this broker coordinates.
 
 From v4 the request may filter by state and each group names its state; from
-v5 it may filter by type and each group names its type. Every group here is
-a classic group. Filters match Kafka's names without regard to case.
+v5 it may filter by type and each group names its type: classic, or consumer
+(KIP-848). Filters match Kafka's names without regard to case.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from spate.protocol.connection import Request
 from spate.protocol.messages.list_groups import ListGroupsResponse
 
 R = ListGroupsResponse
-CLASSIC = "classic"
 
 
 def handle(ctx: BrokerContext, request: Request) -> Any:
@@ -22,10 +21,11 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
     states = {state.lower() for state in body.states_filter}
     types = {kind.lower() for kind in body.types_filter}
     result = ctx.group_coordinator.list_groups()
-    listed = [g for g in result.groups if (not states or g.state.lower() in states) and (not types or CLASSIC in types)]
+    listed = [g for g in result.groups
+              if (not states or g.state.lower() in states) and (not types or g.group_type in types)]
     return R(
         throttle_time_ms=0,
         error_code=result.error,
         groups=[R.ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state,
-                              group_type=CLASSIC) for g in listed],
+                              group_type=g.group_type) for g in listed],
     )

@@ -5,7 +5,8 @@ error code, and a null topic list asks for everything the group committed.
 v7+ passes ``require_stable`` to the coordinator (a partition with a pending
 transactional commit answers UNSTABLE_OFFSET_COMMIT). v8+ asks for several
 groups at once, each answered in its own entry with its own error code.
-The member id and epoch of v9 belong to KIP-848 consumer groups; a classic
+The member id and epoch of v9 belong to KIP-848 consumer groups, whose
+coordinator checks them (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH); a classic
 group does not check them, as Kafka's classic coordinator does not.
 """
 
@@ -44,6 +45,10 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
 
 
 def _group(ctx: BrokerContext, group: Any, require_stable: bool) -> Any:
+    error = ctx.group_coordinator.consumer_groups.validate_offset_fetch(group.group_id, group.member_id,
+                                                                        group.member_epoch)
+    if error is not ErrorCode.NONE:
+        return R.OffsetFetchResponseGroup(group_id=group.group_id, error_code=error)
     offsets, error = _fetch(ctx, group.group_id, group.topics, require_stable)
     by_topic = _by_topic(offsets, R.OffsetFetchResponsePartitions)
     return R.OffsetFetchResponseGroup(

@@ -19,6 +19,8 @@ from spate.protocol.messages import (
     alter_user_scram_credentials,
     api_versions,
     clean_plan,
+    consumer_group_describe,
+    consumer_group_heartbeat,
     controlled_shutdown,
     create_partitions,
     create_topics,
@@ -129,6 +131,14 @@ _PAIRS: list[tuple[Any, Any]] = [
     ),
     (list_transactions.ListTransactionsRequest, list_transactions.ListTransactionsResponse),
     (clean_plan.CleanPlanRequest, clean_plan.CleanPlanResponse),
+    (
+        consumer_group_heartbeat.ConsumerGroupHeartbeatRequest,
+        consumer_group_heartbeat.ConsumerGroupHeartbeatResponse,
+    ),
+    (
+        consumer_group_describe.ConsumerGroupDescribeRequest,
+        consumer_group_describe.ConsumerGroupDescribeResponse,
+    ),
 ]
 
 

@@ -86,6 +86,9 @@ KAFKA_39 = {
     ApiKey.LIST_TRANSACTIONS: Row(_r(0, 1), _r(0, 1)),
     ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: Row(_r(0, 0), _r(0, 0)),
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: Row(_r(0, 0), _r(0, 0)),
+    # KIP-848, the next-generation consumer group protocol (ConsumerGroupHeartbeat: see AHEAD_OF_KAFKA_39).
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: Row(_r(0, 0), _r(0, 1)),
+    ApiKey.CONSUMER_GROUP_DESCRIBE: Row(_r(0, 0), _r(0, 0)),
 }
 
 # APIs still advertised below Kafka 3.9's newest version. This set may only shrink.
@@ -106,6 +109,13 @@ BEHIND_KAFKA_39 = frozenset(
 SPATE_APIS = frozenset({ApiKey.SPATE_CLEAN_PLAN})
 KAFKA_APIS_ADVERTISED = [key for key in ADVERTISED_VERSIONS if key not in SPATE_APIS]
 
+# APIs advertised beyond Kafka 3.9, with the Kafka release whose range they follow.
+AHEAD_OF_KAFKA_39 = {
+    # Kafka 4.0's v1 (topic regex, member ids chosen by the client): librdkafka 2.16 uses the
+    # consumer protocol only with it.
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: ("4.0", _r(0, 1)),
+}
+
 
 def test_every_advertised_api_has_a_row() -> None:
     assert set(KAFKA_APIS_ADVERTISED) <= set(KAFKA_39)
@@ -123,6 +133,8 @@ def test_spate_advertises_the_range_its_row_names(key: ApiKey) -> None:
 @pytest.mark.parametrize("key", KAFKA_APIS_ADVERTISED, ids=lambda key: key.name)
 def test_no_range_goes_beyond_what_kafka_39_serves(key: ApiKey) -> None:
     kafka, spate = KAFKA_39[key]
+    if key in AHEAD_OF_KAFKA_39:
+        kafka = AHEAD_OF_KAFKA_39[key][1]
     assert spate is not None and kafka.min <= spate.min and spate.max <= kafka.max
 
 

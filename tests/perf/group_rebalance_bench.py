@@ -1,0 +1,235 @@
+"""Rebalance cost, classic vs consumer protocol (KIP-848), with members simulated over the wire.
+
+Run: .venv/bin/python -m tests.perf.group_rebalance_bench
+
+One broker process; each member is a raw-protocol connection (Spate's codec),
+so hundreds of members cost no client threads. Members answer at once (no
+heartbeat interval, no processing between rounds), so the figures are the
+coordinator's own cost plus the round trips the protocol needs:
+
+* classic: 100 members stable; one more joins. Every member must rejoin
+  (JoinGroup is parked until all have), the leader assigns, all SyncGroup:
+  each member owns nothing from its rejoin until its SyncGroup answer.
+* consumer: the same with ConsumerGroupHeartbeat; members heartbeat in
+  rounds and apply what they are told at once. Only the members that give up
+  a partition change anything.
+* consumer, 1,000 members: one more joins; the slowest single heartbeat (a
+  pause would show there), and how many members lost any partition at all.
+"""
+
+from __future__ import annotations
+
+import selectors
+import socket
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from spate.protocol.api_keys import ApiKey
+from spate.protocol.connection import ClientConnection
+from spate.protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest as HB
+from spate.protocol.messages.heartbeat import HeartbeatRequest
+from spate.protocol.messages.join_group import JoinGroupRequest
+from spate.protocol.messages.metadata import MetadataRequest
+from spate.protocol.messages.sync_group import SyncGroupRequest
+from tests.support.admin_requests import create_topic, find_group_coordinator
+from tests.support.broker_process import BrokerProcess, running_broker
+
+PARTITIONS = 1200
+DEADLINE_S = 120.0
+
+
+class Wire:
+    """One member's connection: requests out, responses in; several can be in flight across members."""
+
+    def __init__(self, bootstrap: str) -> None:
+        host, port = bootstrap.rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)), timeout=60)
+        self.codec = ClientConnection(client_id="rebalance-bench")
+
+    def send(self, api_key: ApiKey, version: int, body: Any) -> None:
+        self.sock.sendall(self.codec.send_request(api_key, version, body)[1])
+
+    def receive(self) -> Any:
+        while True:
+            response = self.codec.next_response()
+            if response is not None:
+                return response.body
+            data = self.sock.recv(1 << 20)
+            if not data:
+                raise ConnectionError("broker closed the connection")
+            self.codec.receive_data(data)
+
+    def call(self, api_key: ApiKey, version: int, body: Any) -> Any:
+        self.send(api_key, version, body)
+        return self.receive()
+
+
+def gather(wires: list[Wire]) -> list[Any]:
+    """The next response of each wire, whichever answers first (parked JoinGroups answer together)."""
+    selector = selectors.DefaultSelector()
+    results: dict[int, Any] = {}
+    for index, wire in enumerate(wires):
+        selector.register(wire.sock, selectors.EVENT_READ, index)
+    deadline = time.monotonic() + DEADLINE_S
+    while len(results) < len(wires) and time.monotonic() < deadline:
+        for key, _ in selector.select(timeout=1):
+            wire = wires[key.data]
+            response = wire.codec.next_response()
+            while response is None:
+                wire.codec.receive_data(wire.sock.recv(1 << 20))
+                response = wire.codec.next_response()
+            results[key.data] = response.body
+            selector.unregister(wire.sock)
+    selector.close()
+    if len(results) < len(wires):
+        raise TimeoutError(f"{len(wires) - len(results)} responses missing after {DEADLINE_S}s")
+    return [results[i] for i in range(len(wires))]
+
+
+# --- classic ---------------------------------------------------------------------------------------
+
+def _join(group: str, member_id: str) -> Any:
+    return JoinGroupRequest(group_id=group, session_timeout_ms=60000, rebalance_timeout_ms=60000,
+                            member_id=member_id, protocol_type="consumer",
+                            protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"")])
+
+
+def classic_round(wires: list[Wire], group: str, ids: list[str]) -> tuple[list[str], int]:
+    """Everyone (re)joins, then syncs; returns member ids and the generation."""
+    for wire, member_id in zip(wires, ids):
+        wire.send(ApiKey.JOIN_GROUP, 5, _join(group, member_id))
+    joined = gather(wires)
+    ids = [r.member_id for r in joined]
+    generation = joined[0].generation_id
+    leader = joined[0].leader
+    for wire, member_id in zip(wires, ids):
+        assignments = []
+        if member_id == leader:
+            assignments = [SyncGroupRequest.SyncGroupRequestAssignment(member_id=m, assignment=b"")
+                           for m in ids]
+        wire.send(ApiKey.SYNC_GROUP, 3, SyncGroupRequest(group_id=group, generation_id=generation,
+                                                          member_id=member_id, assignments=assignments))
+    errors = [r.error_code for r in gather(wires)]
+    assert not any(errors), errors
+    return ids, generation
+
+
+def classic_join_one(bootstrap: str, members: int) -> float:
+    group = f"classic-{members}"
+    wires = [Wire(bootstrap) for _ in range(members + 1)]
+    # Members get their ids first (JoinGroup v5 answers MEMBER_ID_REQUIRED), then form the group
+    # (group.initial.rebalance.delay.ms lets all of them in; it delays only a new group's first rebalance).
+    ids = [w.call(ApiKey.JOIN_GROUP, 5, _join(group, "")).member_id for w in wires[:members]]
+    ids, generation = classic_round(wires[:members], group, ids)
+    start = time.perf_counter()
+    wires[members].send(ApiKey.JOIN_GROUP, 5, _join(group, ""))
+    newcomer = wires[members].receive().member_id  # MEMBER_ID_REQUIRED with its id
+    # The others learn of the rebalance from their heartbeat, then all rejoin and sync.
+    for wire, member_id in zip(wires[:members], ids):
+        wire.call(ApiKey.HEARTBEAT, 3, HeartbeatRequest(group_id=group, generation_id=generation,
+                                                          member_id=member_id))
+    classic_round(wires, group, ids + [newcomer])
+    elapsed = time.perf_counter() - start
+    for wire in wires:
+        wire.sock.close()
+    return elapsed
+
+
+# --- consumer (KIP-848) ----------------------------------------------------------------------------
+
+class Member:
+    def __init__(self, wire: Wire, group: str, topic_id: Any, member_id: str) -> None:
+        self.wire, self.group, self.topic_id, self.member_id = wire, group, topic_id, member_id
+        self.epoch = 0
+        self.owned: set[int] = set()
+        self.lost_any = False
+
+    def request(self, topic: str) -> Any:
+        return HB(group_id=self.group, member_id=self.member_id, member_epoch=self.epoch,
+                  rebalance_timeout_ms=60000 if self.epoch == 0 else -1,
+                  subscribed_topic_names=[topic] if self.epoch == 0 else None,
+                  topic_partitions=[HB.TopicPartitions(topic_id=self.topic_id, partitions=sorted(self.owned))])
+
+    def apply(self, response: Any) -> None:
+        assert response.error_code == 0, response
+        self.epoch = response.member_epoch
+        if response.assignment is not None:
+            new = {p for tp in response.assignment.topic_partitions for p in tp.partitions}
+            self.lost_any |= bool(self.owned - new)
+            self.owned = new
+
+
+def heartbeat_round(members: list[Member], topic: str) -> float:
+    """Every member heartbeats once, one after another; returns the slowest heartbeat's latency in seconds."""
+    slowest = 0.0
+    for m in members:
+        start = time.perf_counter()
+        m.apply(m.wire.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, 0, m.request(topic)))
+        slowest = max(slowest, time.perf_counter() - start)
+    return slowest
+
+
+def settled(members: list[Member]) -> bool:
+    owned = [p for m in members for p in m.owned]
+    epochs = {m.epoch for m in members}
+    return len(epochs) == 1 and sorted(owned) == list(range(PARTITIONS)) and all(m.owned for m in members)
+
+
+def consumer_join_one(bootstrap: str, topic: str, topic_id: Any, members: int) -> dict[str, float]:
+    group = f"consumer-{members}"
+    wire = Wire(bootstrap)  # one connection for all: the coordinator tells members apart by member id
+    everyone = [Member(wire, group, topic_id, f"m-{i}") for i in range(members)]
+    for _ in range(50):
+        heartbeat_round(everyone, topic)
+        if settled(everyone):
+            break
+    for m in everyone:
+        m.lost_any = False
+    newcomer = Member(wire, group, topic_id, "newcomer")
+    everyone.append(newcomer)
+    start = time.perf_counter()
+    rounds, slowest = 0, 0.0
+    while not settled(everyone) and rounds < 50:
+        slowest = max(slowest, heartbeat_round(everyone, topic))
+        rounds += 1
+    elapsed = time.perf_counter() - start
+    wire.sock.close()
+    return {"seconds": elapsed, "rounds": rounds, "slowest_round_s": slowest,
+            "members_losing_any": sum(m.lost_any for m in everyone[:-1]), "newcomer_owns": len(newcomer.owned)}
+
+
+def _wait_for_coordinator(bootstrap: str, group: str) -> None:
+    """FindCoordinator creates __consumer_offsets; retry until the group's partition is loaded."""
+    for _ in range(100):
+        if find_group_coordinator(bootstrap, group).error_code == 0:
+            return
+        time.sleep(0.1)
+    raise TimeoutError(f"no coordinator for {group}")
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as data_dir:
+        process = BrokerProcess(data_dir=Path(data_dir), overrides={"group.initial.rebalance.delay.ms": "1000",
+                                                                    "offsets.topic.num.partitions": "1"})
+        with running_broker(process) as broker:
+            create_topic(broker.bootstrap, "bench", partitions=PARTITIONS, replication_factor=1)
+            meta = Wire(broker.bootstrap).call(ApiKey.METADATA, 12, MetadataRequest(
+                topics=[MetadataRequest.MetadataRequestTopic(name="bench")]))
+            topic_id = meta.topics[0].topic_id
+            for group in ("classic-100", "consumer-100", "consumer-1000"):
+                _wait_for_coordinator(broker.bootstrap, group)
+            classic = classic_join_one(broker.bootstrap, 100)
+            print(f"classic, 100 members, one joins: {classic * 1000:.0f} ms until every member has its "
+                  f"assignment; all {PARTITIONS} partitions unowned from each member's rejoin to its SyncGroup")
+            for members in (100, 1000):
+                r = consumer_join_one(broker.bootstrap, "bench", topic_id, members)
+                print(f"consumer, {members} members, one joins: {r['seconds'] * 1000:.0f} ms, "
+                      f"{r['rounds']} heartbeat rounds; slowest heartbeat {r['slowest_round_s'] * 1000:.1f} ms; "
+                      f"{r['members_losing_any']} of {members} members gave up any partition; "
+                      f"the newcomer owns {r['newcomer_owns']}")
+
+
+if __name__ == "__main__":
+    main()
