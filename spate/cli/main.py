@@ -15,6 +15,7 @@ from spate.cli import (
     certs,
     cluster,
     consume,
+    doctor,
     groups,
     jobs,
     perf,
@@ -27,7 +28,8 @@ from spate.cli import (
 from spate.cli.errors import CliError
 
 # Each command module exposes ``register(subparsers)`` and sets ``func`` on its parser.
-COMMAND_MODULES = (broker, zookeeper, cluster, topics, produce, consume, perf, groups, transactions, certs, users, jobs)
+COMMAND_MODULES = (broker, zookeeper, cluster, topics, produce, consume, perf, groups, transactions, certs, users, jobs,
+                   doctor)
 
 
 def build_parser() -> argparse.ArgumentParser:
