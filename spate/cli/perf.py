@@ -18,14 +18,12 @@ in its first 8 bytes (nanoseconds, big-endian).
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import struct
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -43,12 +41,10 @@ from spate.cli.common import (
 )
 from spate.cli.errors import CliError
 from spate.cli.perf_series import Series, plot_series, write_series
-from spate.client import Admin, Consumer, Producer, RecordMetadata, TopicPartition
+from spate.cli.perf_stats import LatencySample, Summary, percentile  # noqa: F401  (percentile: part of the API)
+from spate.client import Admin, Consumer, Producer, TopicPartition
 
 PROGRESS_INTERVAL_S = 5.0
-MB = 1024 * 1024
-# Latencies kept by ``perf produce`` at most; beyond that every n-th record is timed.
-MAX_LATENCY_SAMPLES = 10_000
 # ``perf produce`` reports progress once per this many records, not per record.
 _REPORT_EVERY = 1_000
 # ``perf end-to-end``: how long the broker may hold an empty fetch (Spate and Kafka answer at
@@ -102,48 +98,7 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
     add_output_argument(parser)
 
 
-# --- statistics ---------------------------------------------------------------------------------
-
-
-def percentile(sorted_values: Sequence[float], fraction: float) -> float:
-    """Nearest-rank percentile of already sorted values (0 for none)."""
-    if not sorted_values:
-        return 0.0
-    rank = max(1, math.ceil(fraction * len(sorted_values)))
-    return sorted_values[min(rank, len(sorted_values)) - 1]
-
-
-@dataclass(frozen=True)
-class Summary:
-    records: int
-    bytes: int
-    seconds: float
-    latencies_ms: list[float]
-
-    def document(self, verb: str) -> dict[str, object]:
-        """The summary for ``--output json``: the same numbers as the line."""
-        seconds = max(self.seconds, 1e-9)
-        ordered = sorted(self.latencies_ms)
-        return {
-            "records": self.records, "verb": verb, "seconds": round(self.seconds, 6),
-            "records_per_sec": round(self.records / seconds, 3), "mb_per_sec": round(self.bytes / MB / seconds, 6),
-            "avg_latency_ms": round(sum(ordered) / len(ordered), 3) if ordered else 0.0,
-            "max_latency_ms": round(ordered[-1], 3) if ordered else 0.0,
-            **{f"p{name}_latency_ms": round(percentile(ordered, fraction), 3)
-               for name, fraction in (("50", 0.5), ("95", 0.95), ("99", 0.99), ("99.9", 0.999))},
-        }
-
-    def line(self, verb: str) -> str:
-        seconds = max(self.seconds, 1e-9)
-        ordered = sorted(self.latencies_ms)
-        average = sum(ordered) / len(ordered) if ordered else 0.0
-        return (
-            f"{self.records} records {verb}, {self.records / seconds:.1f} records/sec "
-            f"({self.bytes / MB / seconds:.2f} MB/sec), {average:.2f} ms avg latency, "
-            f"{ordered[-1] if ordered else 0.0:.2f} ms max latency, "
-            f"{percentile(ordered, 0.5):.2f} ms 50th, {percentile(ordered, 0.95):.2f} ms 95th, "
-            f"{percentile(ordered, 0.99):.2f} ms 99th, {percentile(ordered, 0.999):.2f} ms 99.9th."
-        )
+# --- progress and pacing ------------------------------------------------------------------------
 
 
 class Reporter:
@@ -264,44 +219,6 @@ def finish(args: argparse.Namespace, summary: Summary, verb: str, series: Series
     if args.plot is not None:
         plot_series(rows, args.plot, f"spate perf: {summary.records} records {verb}, topic {args.topic}")
     return 0
-
-
-class LatencySample:
-    """Send-to-acknowledgement latencies and failures of every ``every``-th record.
-
-    Kafka's perf tool keeps a sample of at most 500,000 latencies. This one
-    times every record of a paced run (``--throughput``) and of runs up to
-    ``MAX_LATENCY_SAMPLES`` records; a faster, longer run times every n-th
-    record, so that a clock read and a callback per record (a few
-    microseconds each, as much as the send itself) do not slow down what is
-    measured. The 99.9th percentile then still rests on the slowest ten. The records of a batch succeed or fail together and an
-    unpaced run fills batches of hundreds of records, so every batch holds
-    timed records and a failure is still seen. Callbacks run on the
-    producer's sender thread, the only writer here, so no lock is needed.
-    """
-
-    def __init__(self, records: int, *, paced: bool) -> None:
-        self.every = 1 if paced else max(1, math.ceil(records / MAX_LATENCY_SAMPLES))
-        self.probes = 0
-        self.values: list[float] = []
-        self.acked_at: list[float] = []
-        self.failures: list[BaseException] = []
-        self.failed = 0
-
-    def probe(self, sent_at: float) -> Callable[[RecordMetadata | None, BaseException | None], None]:
-        self.probes += 1
-
-        def record(metadata: RecordMetadata | None, error: BaseException | None) -> None:
-            if error is None:
-                now = time.perf_counter()
-                self.acked_at.append(now)
-                self.values.append((now - sent_at) * 1000)
-                return
-            self.failed += 1
-            if len(self.failures) < 10:
-                self.failures.append(error)
-
-        return record
 
 
 def run_consume(args: argparse.Namespace) -> int:
