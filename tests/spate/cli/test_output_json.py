@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -66,3 +67,21 @@ def test_transactions_list_describe_and_describe_producers(bootstrap, topic, mak
                         bootstrap=bootstrap)
     assert [p["producer_id"] for p in producers["producers"]] == [mine["producer_id"]]
     assert producers["producers"][0]["current_transaction_start_offset"] is None
+
+
+def test_certs_create_names_the_files_it_wrote(tmp_path, capsys):
+    from spate.cli.main import main
+
+    assert main(["certs", "create", "--dir", str(tmp_path), "--output", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["directory"] == str(tmp_path)
+    assert all(Path(document[key]).is_file() for key in ("ca", "broker_keystore", "client_keystore"))
+
+
+def test_jobs_list_gives_each_job_and_its_last_run(tmp_path, capsys):
+    from spate.cli.main import main
+
+    assert main(["jobs", "list", "--state-dir", str(tmp_path), "--output", "json"]) == 0
+    jobs = json.loads(capsys.readouterr().out)["jobs"]
+    assert "ingest" in [job["name"] for job in jobs]
+    assert all(job["last_run"] is None and job["description"] for job in jobs)
