@@ -17,6 +17,7 @@ from spate.cli.doctor_checks import (
     check_log_dir,
     check_port,
     check_pyspark,
+    check_spark_finds_spate,
     check_zookeeper,
     listener_address,
 )
@@ -48,7 +49,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_doctor(args: argparse.Namespace) -> int:
-    checks = [check_java(), check_pyspark(), *broker_config_checks(args.config, args.override)]
+    checks = [check_java(), check_pyspark(), check_spark_finds_spate(),
+              *broker_config_checks(args.config, args.override)]
     if args.bootstrap_server:
         checks.extend(check_broker(args.bootstrap_server))
     report(checks, args.output)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pkgutil
 import re
 import shutil
 import socket
@@ -11,6 +12,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 MIN_JAVA_VERSION = 17
 # Below this a log dir is reported: segments are 1 GiB by default (log.segment.bytes).
@@ -74,6 +76,21 @@ def check_pyspark() -> Check:
         return Check("pyspark", True, f"pyspark {version('pyspark')}")
     except PackageNotFoundError:
         return Check("pyspark", True, "pyspark (version unknown: no package metadata)")
+
+
+def check_spark_finds_spate(module_names: Iterable[str] | None = None,
+                            pyspark_python: str | None = None) -> Check:
+    """What Spark's data source lookup sees: ``pyspark_spate`` on the module scan, and PYSPARK_PYTHON set."""
+    fix = "run `bash platform/setup.sh`, or `.venv/bin/python platform/project_path.py` in the project directory"
+    names = set(module_names) if module_names is not None else {m.name for m in pkgutil.iter_modules()}
+    if "pyspark_spate" not in names:
+        return Check("spark data source", False, "pyspark_spate is not on sys.path: format(\"spate\") is not found "
+                     "outside the project directory", fix)
+    python = pyspark_python if pyspark_python is not None else os.environ.get("PYSPARK_PYTHON")
+    if not python:
+        return Check("spark data source", False, "PYSPARK_PYTHON is unset: Spark's workers run `python3` from PATH",
+                     fix)
+    return Check("spark data source", True, f"format(\"spate\") found; Spark's workers run {python}")
 
 
 def listener_address(listener: str) -> tuple[str, int]:

@@ -6,6 +6,7 @@ import json
 import os
 import socket
 import stat
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from spate.cli.doctor_checks import (
     check_log_dir,
     check_port,
     check_pyspark,
+    check_spark_finds_spate,
     check_zookeeper,
     java_major_version,
     listener_address,
@@ -69,6 +71,14 @@ def test_pyspark_is_importable_with_its_version():
     assert check.ok and pyspark.__version__ in check.detail
 
 
+def test_spark_finds_spate_when_the_module_is_on_the_scan_and_workers_have_a_python():
+    assert check_spark_finds_spate({"pyspark_spate", "os"}, "/venv/bin/python").ok
+    hidden = check_spark_finds_spate({"os"}, "/venv/bin/python")
+    assert not hidden.ok and "platform/setup.sh" in hidden.fix
+    unset = check_spark_finds_spate({"pyspark_spate"}, "")
+    assert not unset.ok and "PYSPARK_PYTHON" in unset.detail
+
+
 def test_listeners_name_their_address():
     assert listener_address("PLAINTEXT://127.0.0.1:9092") == ("127.0.0.1", 9092)
     assert listener_address("CLIENT://:9093") == ("0.0.0.0", 9093)
@@ -117,13 +127,14 @@ def test_an_absent_broker_fails_with_a_fix():
     assert not check.ok and "spate broker start" in check.fix
 
 
-def test_the_command_passes_on_a_ready_machine_one_line_per_check(tmp_path):
+def test_the_command_passes_on_a_ready_machine_one_line_per_check(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)  # what the setup's .pth does in a venv
     result = spate("doctor", "--override", f"listeners=PLAINTEXT://127.0.0.1:{free_port()}",
                    "--override", f"log.dirs={tmp_path}")
     assert result.returncode == 0, result
     lines = result.stdout.splitlines()
-    assert [line.split(":")[0] for line in lines] == ["ok   java", "ok   pyspark", "ok   port listeners",
-                                                      f"ok   log dir {tmp_path}"]
+    assert [line.split(":")[0] for line in lines] == ["ok   java", "ok   pyspark", "ok   spark data source",
+                                                      "ok   port listeners", f"ok   log dir {tmp_path}"]
 
 
 def test_the_command_fails_naming_the_fix_and_reports_json(tmp_path, occupied_port, bootstrap):
