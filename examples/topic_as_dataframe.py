@@ -13,16 +13,16 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from spark_ext.session import spate_session
+
 
 def session() -> SparkSession:
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers run this interpreter
-    return SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate()
+    return spate_session("topic-as-dataframe")  # workers run this interpreter; quiet logs
 
 
 # %% [markdown]

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import random
 import shutil
 import sys
@@ -88,23 +87,14 @@ def produce(bootstrap: str, topic: str, records: Sequence[tuple[bytes, bytes, in
 
 
 def spark_session():
-    """The active session (inside a Spark application or a test run), else a local one."""
+    """The active session (inside a Spark application or a test run), else a local, quiet one."""
     from pyspark.sql import SparkSession
 
-    # Spark's Python workers must run this interpreter, whose environment holds pyspark and spate.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        return active, False
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("spate-quickstart")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    return session, True
+    from spark_ext.session import spate_session
+
+    if SparkSession.getActiveSession() is not None:
+        return SparkSession.getActiveSession(), False
+    return spate_session("spate-quickstart"), True
 
 
 def latest_counts(spark, bootstrap: str) -> list[dict]:
@@ -130,8 +120,10 @@ def run(data_dir: Path, events: int, console: Console, *, bootstrap: str | None 
     """
     started = time.monotonic()
     with contextlib.ExitStack() as stack:
+        embedded = None
         if bootstrap is None:
-            bootstrap = stack.enter_context(EmbeddedBroker(data_dir)).bootstrap_servers
+            embedded = stack.enter_context(EmbeddedBroker(data_dir))
+            bootstrap = embedded.bootstrap_servers
             console.print(f"[bold]Spate[/] broker running on {bootstrap} (data in {data_dir})")
         else:
             console.print(f"[bold]Spate[/] cluster at {bootstrap} (checkpoints in {data_dir})")
@@ -161,6 +153,7 @@ def run(data_dir: Path, events: int, console: Console, *, bootstrap: str | None 
             if owned:
                 spark.stop()
     show(console, results, events, time.monotonic() - started)
+    show_next_steps(console, bootstrap if embedded is None else None)
     return Counter({(r["window_start"], r["page"]): r["views"] for r in results})
 
 
@@ -180,6 +173,19 @@ def show(console: Console, results: list[dict], events: int, seconds: float) -> 
     console.print(f"{events:,} events in, {sum(per_page.values()):,} counted, in {seconds:.1f} s")
 
 
+def show_next_steps(console: Console, cluster_bootstrap: str | None) -> None:
+    """Where to look next: the console and metrics of a cluster that outlives this run."""
+    console.print("\n[bold]Next[/]")
+    if cluster_bootstrap is None:
+        console.print("  a cluster with metrics:  spate cluster up --monitoring --data-dir ./spate-data/cluster")
+        console.print("  this job on it:          python -m jobs.quickstart --bootstrap-server 127.0.0.1:9092")
+        cluster_bootstrap = "127.0.0.1:9092"
+    console.print(f"  browse topics and lag:   spate console --bootstrap-server {cluster_bootstrap}")
+    console.print(f"  the consumer groups:     spate groups list --bootstrap-server {cluster_bootstrap}")
+    console.print("  metrics:                 the endpoints `spate cluster up --monitoring` prints (GET /metrics)")
+    console.print("  notebooks with plots:    examples/notebooks/")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m jobs.quickstart", description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=20_000, help="page views to produce (default 20000)")
@@ -195,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--events must be positive, not {args.events}")
     if not args.keep_data:
         shutil.rmtree(args.data_dir, ignore_errors=True)
-    console = Console()
+    console = Console(soft_wrap=True)
     counts = run(args.data_dir, args.events, console, bootstrap=args.bootstrap_server,
                  fresh=args.bootstrap_server is not None and not args.keep_data)
     return 0 if sum(counts.values()) >= args.events else 1

@@ -27,4 +27,6 @@ fi
 
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[test]'
+# The project directory on sys.path and the venv's interpreter as Spark's Python, from any directory.
+.venv/bin/python platform/project_path.py
 echo "spate: installed into $(pwd)/.venv" >&2

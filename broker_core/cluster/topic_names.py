@@ -72,8 +72,12 @@ def find_collision(name: str, existing: Iterable[str]) -> str | None:
 
 
 def collision_warning(name: str) -> str | None:
-    """The warning to log when creating ``name``, or ``None`` if it needs none."""
-    if not has_collision_chars(name):
+    """The warning to log when creating ``name``, or ``None`` if it needs none.
+
+    Names starting with ``_`` are a system's own by convention (Kafka's ``__consumer_offsets``,
+    Spate's ``_spate_sink_batches``): nothing a user should act on, so no warning.
+    """
+    if not has_collision_chars(name) or name.startswith("_"):
         return None
     return (
         f"topic {name!r} contains '.' or '_'; metric names treat them alike, "

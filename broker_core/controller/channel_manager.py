@@ -18,6 +18,7 @@ import logging
 import queue
 import socket
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -28,6 +29,9 @@ logger = logging.getLogger(__name__)
 
 ResponseCallback = Callable[[Any], None]
 _STOP = object()
+# A broker that is starting or stopping refuses connections for a moment: that is logged at INFO.
+# A request failing for longer than this is worth a WARNING (the broker is down or unreachable).
+WARN_AFTER_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,11 +91,15 @@ class _SenderThread(threading.Thread):
 
     def _deliver(self, item: _Queued) -> Any:
         """Send until answered; None if this thread was stopped first."""
+        first_failure: float | None = None
         while not self._stopped.is_set():
             try:
                 return self._round_trip(item)
             except (OSError, ProtocolError) as exc:
-                logger.warning(
+                now = time.monotonic()
+                first_failure = now if first_failure is None else first_failure
+                logger.log(
+                    logging.WARNING if now - first_failure >= WARN_AFTER_S else logging.INFO,
                     "controller: request %d to broker %d at %s:%d failed (%s); retrying",
                     item.api_key, self.endpoint.broker_id, self.endpoint.host, self.endpoint.port, exc,
                 )

@@ -27,7 +27,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from spate.cli.common import command_group
+from spate.cli.common import add_output_argument, command_group, print_json
 from spate.cli.errors import CliError
 
 DEFAULT_HOSTS = ("localhost", "127.0.0.1")
@@ -66,12 +66,17 @@ def register(commands: argparse._SubParsersAction) -> None:
     create.add_argument("--client-name", default="client", help="common name of the client certificate")
     create.add_argument("--key-password", default=None, help="encrypt the private keys with this password")
     create.add_argument("--force", action="store_true", help="overwrite existing files")
+    add_output_argument(create)
     create.set_defaults(func=_run_create)
 
 
 def _run_create(args: argparse.Namespace) -> int:
     files = create_certificates(args.dir, tuple(args.hosts or DEFAULT_HOSTS), client_name=args.client_name,
                                 key_password=args.key_password, overwrite=args.force)
+    if args.output == "json":
+        print_json({"directory": str(files.directory), "ca": str(files.ca),
+                    "broker_keystore": str(files.broker_keystore), "client_keystore": str(files.client_keystore)})
+        return 0
     print(f"wrote a CA, a broker and a client certificate to {files.directory}")
     print(f"  broker: ssl.keystore.location={files.broker_keystore} ssl.truststore.location={files.ca}")
     print(f"  client: ssl.ca.location / ssl.truststore.location={files.ca}")

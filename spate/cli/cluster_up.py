@@ -18,18 +18,28 @@ described in :mod:`spate.cli.local_cluster`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import sys
 import threading
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
+from rich.console import Console
 from rich.live import Live
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from spate.cli.common import add_output_argument, console, key_value, positive_int, print_json
+from spate.cli.common import (
+    add_output_argument,
+    console,
+    key_value,
+    positive_int,
+    print_json,
+    stderr_is_terminal,
+)
 from spate.cli.errors import CliError
 from spate.cli.local_cluster import ChildProcess, LocalCluster
 from spate.cli.monitoring import free_ports, metrics_urls, where_to_look, write_prometheus_config
@@ -95,7 +105,10 @@ def run_up(args: argparse.Namespace) -> int:
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         try:
-            if not cluster.start(time.monotonic() + args.start_timeout_ms / 1000, stopping.is_set):
+            with startup_progress(args.output == "json") as on_progress:
+                started = cluster.start(time.monotonic() + args.start_timeout_ms / 1000, stopping.is_set,
+                                        on_progress)
+            if not started:
                 return 0  # stopped while starting
             if args.output == "json":
                 print_json(_started_document(cluster))
@@ -117,6 +130,19 @@ def run_up(args: argparse.Namespace) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return 0
+
+
+@contextlib.contextmanager
+def startup_progress(as_json: bool) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar of the children ready, on stderr when it is a terminal and the output is not JSON."""
+    if as_json or not stderr_is_terminal():
+        yield None
+        return
+    progress = Progress(TextColumn("starting ZooKeeper and the brokers"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=Console(file=sys.stderr), transient=True)
+    task = progress.add_task("start", total=None)
+    with progress:
+        yield lambda ready, total: progress.update(task, completed=ready, total=total)
 
 
 def _stop(cluster: LocalCluster, timeout: float) -> None:

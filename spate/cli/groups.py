@@ -19,9 +19,11 @@ from rich.table import Table
 
 from spate.cli.common import (
     add_connection_arguments,
+    add_output_argument,
     client_errors,
     command_group,
     console,
+    print_json,
 )
 from spate.cli.errors import CliError
 from spate.client import EARLIEST, LATEST, Admin, AdminError, ErrorCode, TopicPartition
@@ -66,6 +68,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     for parser in (listing, describe, reset, delete):
         add_connection_arguments(parser)
+        add_output_argument(parser)
 
 
 # --- argument types -----------------------------------------------------------------------------
@@ -156,8 +159,12 @@ def _group_errors() -> Iterator[None]:
 
 def run_list(args: argparse.Namespace) -> int:
     with group_session(args) as admin:
-        for listing in admin.list_groups():
-            print(listing.group_id)
+        listings = admin.list_groups()
+    if args.output == "json":
+        print_json({"groups": [listing.group_id for listing in listings]})
+        return 0
+    for listing in listings:
+        print(listing.group_id)
     return 0
 
 
@@ -192,6 +199,9 @@ def describe_group_lag(admin: Admin, group_id: str) -> tuple[GroupDescription, l
 def run_describe(args: argparse.Namespace) -> int:
     with group_session(args) as admin:
         description, rows = describe_group_lag(admin, args.group)
+    if args.output == "json":
+        print_json(describe_document(description, rows))
+        return 0
 
     out = console()
     out.print(f"Group: {description.group_id}  State: {description.state}  Members: {len(description.members)}"
@@ -217,6 +227,19 @@ def run_describe(args: argparse.Namespace) -> int:
     return 0
 
 
+def describe_document(description: GroupDescription, rows: list[PartitionLag]) -> dict[str, object]:
+    """``groups describe --output json``: the group, its members and each partition's offsets and lag."""
+    return {
+        "group": description.group_id, "state": description.state, "protocol": description.protocol or None,
+        "members": [{"member_id": m.member_id, "client_id": m.client_id, "host": m.host or None,
+                     "partitions": [{"topic": tp.topic, "partition": tp.partition} for tp in sorted(m.assignment)]}
+                    for m in description.members],
+        "partitions": [{"topic": row.partition.topic, "partition": row.partition.partition,
+                        "current_offset": row.current, "log_end_offset": row.end, "lag": row.lag,
+                        "member_id": row.owner.member_id if row.owner else None} for row in rows],
+    }
+
+
 def reset_group_offsets(
     admin: Admin, args: argparse.Namespace
 ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
@@ -239,6 +262,11 @@ def reset_group_offsets(
 def run_reset_offsets(args: argparse.Namespace) -> int:
     with group_session(args) as admin:
         committed, plan = reset_group_offsets(admin, args)
+    if args.output == "json":
+        print_json({"group": args.group, "executed": bool(args.execute), "partitions": [
+            {"topic": tp.topic, "partition": tp.partition, "current_offset": committed.get(tp), "new_offset": new}
+            for tp, new in plan.items()]})
+        return 0
 
     out = console()
     table = Table("TOPIC", "PARTITION", "CURRENT-OFFSET", "NEW-OFFSET")
@@ -255,6 +283,9 @@ def run_reset_offsets(args: argparse.Namespace) -> int:
 def run_delete(args: argparse.Namespace) -> int:
     with group_session(args) as admin:
         admin.delete_groups(args.group)
+    if args.output == "json":
+        print_json({"deleted": list(args.group)})
+        return 0
     for group in args.group:
         print(f"Deleted group {group}")
     return 0

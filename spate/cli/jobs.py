@@ -29,7 +29,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from spate.cli.common import command_group
+from spate.cli.common import add_output_argument, command_group, print_json
 from spate.cli.errors import CliError
 from spate.cli.job_registry import JOBS, JobSpec, jobs_dir, lookup
 from spate.cli.job_runs import RunLog, RunRecord, default_state_dir
@@ -46,6 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                   description="List the jobs `spate jobs run` knows, with each one's last run.")
     listing.add_argument("--state-dir", type=Path, help="where runs are recorded (default: $SPATE_STATE_DIR or "
                          "~/.local/state/spate)")
+    add_output_argument(listing)
     listing.set_defaults(func=run_list)
     run = commands.add_parser(
         "run", help="run a job with spark-submit",
@@ -61,8 +62,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 # --- list -------------------------------------------------------------------------------------------
 
 
+def _job_document(name: str, summary: str, run: RunRecord | None) -> dict[str, object]:
+    last_run = None if run is None else {"started": run.started, "status": run.status, "duration_s": run.duration_s}
+    return {"name": name, "description": summary, "last_run": last_run}
+
+
 def run_list(args: argparse.Namespace) -> int:
     last = RunLog(args.state_dir or default_state_dir()).last_runs()
+    if args.output == "json":
+        print_json({"jobs": [_job_document(spec.name, spec.summary, last.get(spec.name)) for spec in JOBS.values()]})
+        return 0
     rows = [("JOB", "LAST RUN (UTC)", "STATUS", "DURATION", "DESCRIPTION")]
     for spec in JOBS.values():
         run = last.get(spec.name)

@@ -130,24 +130,33 @@ class LocalCluster:
 
     # --- start ---------------------------------------------------------------------------------
 
-    def start(self, deadline: float, stopping: Callable[[], bool]) -> bool:
+    def start(self, deadline: float, stopping: Callable[[], bool],
+              on_progress: Callable[[int, int], None] | None = None) -> bool:
         """Start ZooKeeper, then the brokers; True once every broker answers Metadata.
 
         False if ``stopping()`` turned true meanwhile. A child that exits, or a
         deadline that passes, raises CliError with the end of the child's log.
+        ``on_progress(ready, total)`` hears of each child ready (ZooKeeper, then each broker).
         """
+        report = on_progress or (lambda ready, total: None)
+        total = 1 + len(self.broker_processes)
+        report(0, total)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.zookeeper.start()
         if not self._wait(lambda: ZOOKEEPER_SERVING in self.zookeeper.log_text(), [self.zookeeper], deadline,
                           stopping, "ZooKeeper to serve"):
             return False
+        report(1, total)
         for broker in self.broker_processes:
             broker.start()
         waiting = dict(enumerate(self.broker_processes))
 
         def all_answer() -> bool:
-            for broker_id in [i for i in waiting if _answers_metadata(self.address(i))]:
+            answered = [i for i in waiting if _answers_metadata(self.address(i))]
+            for broker_id in answered:
                 del waiting[broker_id]
+            if answered:
+                report(total - len(waiting), total)
             return not waiting
 
         return self._wait(all_answer, self.children, deadline, stopping,

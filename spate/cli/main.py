@@ -16,6 +16,7 @@ from spate.cli import (
     cluster,
     console,
     consume,
+    doctor,
     groups,
     jobs,
     perf,
@@ -29,7 +30,7 @@ from spate.cli.errors import CliError
 
 # Each command module exposes ``register(subparsers)`` and sets ``func`` on its parser.
 COMMAND_MODULES = (broker, zookeeper, cluster, topics, produce, consume, perf, groups, transactions, certs, users, jobs,
-                   console)
+                   console, doctor)
 
 
 def build_parser() -> argparse.ArgumentParser:

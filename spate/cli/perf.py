@@ -18,13 +18,12 @@ in its first 8 bytes (nanoseconds, big-endian).
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import struct
 import sys
 import time
-from dataclasses import dataclass
-from typing import Callable, Sequence
+from pathlib import Path
+from typing import Callable
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -33,18 +32,19 @@ from spate.cli.common import (
     ACKS_CHOICES,
     COMPRESSION_CHOICES,
     add_connection_arguments,
+    add_output_argument,
     client_errors,
     command_group,
     positive_int,
+    print_json,
     stderr_is_terminal,
 )
 from spate.cli.errors import CliError
-from spate.client import Admin, Consumer, Producer, RecordMetadata, TopicPartition
+from spate.cli.perf_series import Series, plot_series, write_series
+from spate.cli.perf_stats import LatencySample, Summary, percentile  # noqa: F401  (percentile: part of the API)
+from spate.client import Admin, Consumer, Producer, TopicPartition
 
 PROGRESS_INTERVAL_S = 5.0
-MB = 1024 * 1024
-# Latencies kept by ``perf produce`` at most; beyond that every n-th record is timed.
-MAX_LATENCY_SAMPLES = 10_000
 # ``perf produce`` reports progress once per this many records, not per record.
 _REPORT_EVERY = 1_000
 # ``perf end-to-end``: how long the broker may hold an empty fetch (Spate and Kafka answer at
@@ -90,37 +90,15 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--topic", required=True, metavar="T")
     parser.add_argument("--records", type=positive_int, required=True, metavar="N")
     add_connection_arguments(parser)
+    parser.add_argument("--series", type=Path, metavar="FILE",
+                        help="write the per-second series (records, MB, latency) to FILE: CSV if it ends in .csv, "
+                             "else JSON")
+    parser.add_argument("--plot", type=Path, metavar="FILE",
+                        help="plot the per-second throughput and latency into FILE (.png, .svg, .pdf; needs matplotlib)")
+    add_output_argument(parser)
 
 
-# --- statistics ---------------------------------------------------------------------------------
-
-
-def percentile(sorted_values: Sequence[float], fraction: float) -> float:
-    """Nearest-rank percentile of already sorted values (0 for none)."""
-    if not sorted_values:
-        return 0.0
-    rank = max(1, math.ceil(fraction * len(sorted_values)))
-    return sorted_values[min(rank, len(sorted_values)) - 1]
-
-
-@dataclass(frozen=True)
-class Summary:
-    records: int
-    bytes: int
-    seconds: float
-    latencies_ms: list[float]
-
-    def line(self, verb: str) -> str:
-        seconds = max(self.seconds, 1e-9)
-        ordered = sorted(self.latencies_ms)
-        average = sum(ordered) / len(ordered) if ordered else 0.0
-        return (
-            f"{self.records} records {verb}, {self.records / seconds:.1f} records/sec "
-            f"({self.bytes / MB / seconds:.2f} MB/sec), {average:.2f} ms avg latency, "
-            f"{ordered[-1] if ordered else 0.0:.2f} ms max latency, "
-            f"{percentile(ordered, 0.5):.2f} ms 50th, {percentile(ordered, 0.95):.2f} ms 95th, "
-            f"{percentile(ordered, 0.99):.2f} ms 99th, {percentile(ordered, 0.999):.2f} ms 99.9th."
-        )
+# --- progress and pacing ------------------------------------------------------------------------
 
 
 class Reporter:
@@ -198,6 +176,7 @@ def run_produce(args: argparse.Namespace) -> int:
             # behind schedule, or the first records would go out in one late burst.
             throttle = Throttle(args.throughput)
             started = time.perf_counter()
+            series = Series(started)
             # Runs of ``probe_every`` records, the first of each timed; no per-record
             # bookkeeping beyond the send itself when the run is not paced.
             for first in range(0, args.records, probe_every):
@@ -209,8 +188,11 @@ def run_produce(args: argparse.Namespace) -> int:
                 sent = min(first + probe_every, args.records)
                 if sent - reporter_mark >= _REPORT_EVERY:
                     reporter.advance(sent, sent - reporter_mark)
+                    series.add(time.perf_counter(), sent - reporter_mark, (sent - reporter_mark) * args.record_size)
                     reporter_mark = sent
             reporter.advance(args.records, args.records - reporter_mark)
+            series.add(time.perf_counter(), args.records - reporter_mark,
+                       (args.records - reporter_mark) * args.record_size)
             producer.flush(args.api_timeout_ms / 1000 + 5)
             elapsed = time.perf_counter() - started
         finally:
@@ -219,43 +201,24 @@ def run_produce(args: argparse.Namespace) -> int:
     if latencies.failures:
         raise CliError(f"{latencies.failed} of {latencies.probes} timed records failed: "
                        f"{_first_line(latencies.failures[0])}")
-    print(Summary(args.records, args.records * args.record_size, elapsed, latencies.values).line("sent"), flush=True)
+    for acked_at, value in zip(latencies.acked_at, latencies.values):
+        series.latency(acked_at, value)
+    summary = Summary(args.records, args.records * args.record_size, elapsed, latencies.values)
+    return finish(args, summary, "sent", series)
+
+
+def finish(args: argparse.Namespace, summary: Summary, verb: str, series: Series) -> int:
+    """The summary on stdout (a line, or JSON with ``--output json``), then the series and plot asked for."""
+    if args.output == "json":
+        print_json(summary.document(verb))
+    else:
+        print(summary.line(verb), flush=True)
+    rows = series.rows()
+    if args.series is not None:
+        write_series(rows, args.series)
+    if args.plot is not None:
+        plot_series(rows, args.plot, f"spate perf: {summary.records} records {verb}, topic {args.topic}")
     return 0
-
-
-class LatencySample:
-    """Send-to-acknowledgement latencies and failures of every ``every``-th record.
-
-    Kafka's perf tool keeps a sample of at most 500,000 latencies. This one
-    times every record of a paced run (``--throughput``) and of runs up to
-    ``MAX_LATENCY_SAMPLES`` records; a faster, longer run times every n-th
-    record, so that a clock read and a callback per record (a few
-    microseconds each, as much as the send itself) do not slow down what is
-    measured. The 99.9th percentile then still rests on the slowest ten. The records of a batch succeed or fail together and an
-    unpaced run fills batches of hundreds of records, so every batch holds
-    timed records and a failure is still seen. Callbacks run on the
-    producer's sender thread, the only writer here, so no lock is needed.
-    """
-
-    def __init__(self, records: int, *, paced: bool) -> None:
-        self.every = 1 if paced else max(1, math.ceil(records / MAX_LATENCY_SAMPLES))
-        self.probes = 0
-        self.values: list[float] = []
-        self.failures: list[BaseException] = []
-        self.failed = 0
-
-    def probe(self, sent_at: float) -> Callable[[RecordMetadata | None, BaseException | None], None]:
-        self.probes += 1
-
-        def record(metadata: RecordMetadata | None, error: BaseException | None) -> None:
-            if error is None:
-                self.values.append((time.perf_counter() - sent_at) * 1000)
-                return
-            self.failed += 1
-            if len(self.failures) < 10:
-                self.failures.append(error)
-
-        return record
 
 
 def run_consume(args: argparse.Namespace) -> int:
@@ -269,6 +232,7 @@ def run_consume(args: argparse.Namespace) -> int:
             consumer.assign(partitions)
             consumer.seek_to_beginning(*partitions)
             started = idle_since = time.perf_counter()
+            series = Series(started)
             while count < args.records:
                 polled = time.perf_counter()
                 batches = consumer.poll_batches(timeout_ms=100)
@@ -278,17 +242,19 @@ def run_consume(args: argparse.Namespace) -> int:
                         raise CliError(f"no new records for {args.timeout_ms} ms after {count} of {args.records}")
                     continue
                 latencies.append((now - polled) * 1000)
+                series.latency(now, latencies[-1])
                 idle_since = now
                 for batch in batches:
+                    batch_bytes = sum(len(v or b"") + len(k or b"") for k, v in zip(batch.keys, batch.values))
                     count += len(batch)
-                    size += sum(len(v or b"") + len(k or b"") for k, v in zip(batch.keys, batch.values))
+                    size += batch_bytes
+                    series.add(now, len(batch), batch_bytes)
                 reporter.advance(min(count, args.records))
             elapsed = time.perf_counter() - started
         finally:
             reporter.close()
             consumer.close()
-    print(Summary(count, size, elapsed, latencies).line("consumed"), flush=True)
-    return 0
+    return finish(args, Summary(count, size, elapsed, latencies), "consumed", series)
 
 
 def run_end_to_end(args: argparse.Namespace) -> int:
@@ -321,6 +287,7 @@ def run_end_to_end(args: argparse.Namespace) -> int:
             for tp in partitions:
                 consumer.position(tp)
             started = idle_since = time.perf_counter()
+            series = Series(started)
             sent = 0
             while len(latencies) < args.records:
                 now = time.perf_counter()
@@ -334,10 +301,14 @@ def run_end_to_end(args: argparse.Namespace) -> int:
                 batches = consumer.poll_batches(timeout_ms=_E2E_POLL_MS)
                 if batches:
                     arrived = clock_ns()
+                    first_new = len(latencies)
                     for batch in batches:
                         for value in batch.values:
                             if value is not None and len(value) >= _SEND_TIME.size:
                                 latencies.append((arrived - unpack(value)[0]) / 1e6)
+                    series.add(arrived / 1e9, len(latencies) - first_new, (len(latencies) - first_new) * args.record_size)
+                    for value in latencies[first_new:]:
+                        series.latency(arrived / 1e9, value)
                     idle_since = time.perf_counter()
                     reporter.advance(len(latencies))
                 elif (time.perf_counter() - idle_since) * 1000 > args.timeout_ms:
@@ -348,9 +319,8 @@ def run_end_to_end(args: argparse.Namespace) -> int:
             reporter.close()
             consumer.close()
             producer.close(5)
-    print(Summary(len(latencies), len(latencies) * args.record_size, elapsed, latencies).line("round-tripped"),
-          flush=True)
-    return 0
+    summary = Summary(len(latencies), len(latencies) * args.record_size, elapsed, latencies)
+    return finish(args, summary, "round-tripped", series)
 
 
 def _producer(args: argparse.Namespace, **options: object) -> Producer:

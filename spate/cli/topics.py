@@ -66,7 +66,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     describe = commands.add_parser("describe", help="partitions, offsets and non-default configs of a topic")
     describe.add_argument("name", metavar="NAME")
-    add_output_argument(describe)
     describe.set_defaults(func=run_describe)
 
     delete = commands.add_parser("delete", help="delete a topic and its data")
@@ -81,7 +80,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     alter.add_argument("--config", type=key_value, action="append", metavar="KEY=VALUE", help="repeatable")
     alter.add_argument("--delete-config", action="append", default=[], metavar="KEY",
                        help="return a config to its default; repeatable")
-    add_output_argument(alter)
     alter.set_defaults(func=run_alter_config)
 
     grow = commands.add_parser("add-partitions", help="grow a topic to a larger number of partitions")
@@ -91,6 +89,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     for parser in (create, listing, describe, delete, alter, grow):
         add_connection_arguments(parser)
+        add_output_argument(parser)
     reassignment.register(commands)
     leader_election.register(commands)
 
@@ -104,13 +103,16 @@ def run_create(args: argparse.Namespace) -> int:
     )
     with open_admin(args) as admin, client_errors(args.bootstrap_server):
         admin.create_topics(topic)
-    print(f"Created topic {args.name}.")
+    _done(args, {"created": args.name}, f"Created topic {args.name}.")
     return 0
 
 
 def run_list(args: argparse.Namespace) -> int:
     with open_admin(args) as admin, client_errors(args.bootstrap_server):
         names = admin.list_topics(include_internal=args.include_internal)
+    if args.output == "json":
+        print_json({"topics": names})
+        return 0
     for name in names:
         print(name)
     return 0
@@ -222,7 +224,7 @@ def _offset(found: object) -> str:
 def run_delete(args: argparse.Namespace) -> int:
     with open_admin(args) as admin, client_errors(args.bootstrap_server):
         admin.delete_topics(args.name)
-    print(f"Deleted topic {args.name}.")
+    _done(args, {"deleted": args.name}, f"Deleted topic {args.name}.")
     return 0
 
 
@@ -280,5 +282,14 @@ def run_add_partitions(args: argparse.Namespace) -> int:
                 f"--partitions must be larger"
             )
         admin.create_partitions({args.name: args.partitions})
-    print(f"Topic {args.name} now has {args.partitions} partitions.")
+    _done(args, {"topic": args.name, "partitions": args.partitions},
+          f"Topic {args.name} now has {args.partitions} partitions.")
     return 0
+
+
+def _done(args: argparse.Namespace, document: dict[str, object], line: str) -> None:
+    """What a command changed: ``line``, or ``document`` with ``--output json``."""
+    if args.output == "json":
+        print_json(document)
+    else:
+        print(line)

@@ -27,11 +27,13 @@ from rich.table import Table
 
 from spate.cli.common import (
     add_connection_arguments,
+    add_output_argument,
     client_errors,
     command_group,
     console,
     non_negative_int,
     open_admin,
+    print_json,
 )
 from spate.cli.errors import CliError
 from spate.client import Admin, Consumer, TopicPartition
@@ -68,6 +70,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     hanging.set_defaults(func=run_find_hanging)
     for command in (listing, describe, producers, hanging):
         add_connection_arguments(command)
+        add_output_argument(command)
 
 
 def read_transaction_states(args: argparse.Namespace) -> dict[str, Any]:
@@ -120,8 +123,29 @@ def _time(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
 
 
+def _txn_document(txn_id: str, txn: Any) -> dict[str, Any]:
+    return {
+        "transactional_id": txn_id, "producer_id": txn.producer_id, "producer_epoch": txn.producer_epoch,
+        "state": _state(txn), "transaction_timeout_ms": txn.transaction_timeout_ms,
+        "start_timestamp_ms": txn.transaction_start_timestamp_ms,
+        "last_update_timestamp_ms": txn.transaction_last_update_timestamp_ms,
+        "partitions": [{"topic": tp.topic, "partition": tp.partition} for tp in sorted(topic_partitions(txn))],
+    }
+
+
+def _producer_document(p: ProducerState) -> dict[str, Any]:
+    return {
+        "producer_id": p.producer_id, "producer_epoch": p.producer_epoch, "coordinator_epoch": p.coordinator_epoch,
+        "last_sequence": p.last_sequence, "last_timestamp_ms": p.last_timestamp,
+        "current_transaction_start_offset": p.current_txn_start_offset if p.current_txn_start_offset >= 0 else None,
+    }
+
+
 def run_list(args: argparse.Namespace) -> int:
     states = read_transaction_states(args)
+    if args.output == "json":
+        print_json({"transactions": [_txn_document(txn_id, states[txn_id]) for txn_id in sorted(states)]})
+        return 0
     out = console()
     if not states:
         out.print("No transactional ids.")
@@ -140,6 +164,9 @@ def run_describe(args: argparse.Namespace) -> int:
     txn = read_transaction_states(args).get(args.transactional_id)
     if txn is None:
         raise CliError(f"transactional id {args.transactional_id!r} is not known to the coordinators")
+    if args.output == "json":
+        print_json(_txn_document(args.transactional_id, txn))
+        return 0
     out = console()
     out.print(f"Transactional id: {args.transactional_id}", soft_wrap=True)
     out.print(f"Producer id: {txn.producer_id}  Epoch: {txn.producer_epoch}  State: {_state(txn)}")
@@ -164,6 +191,9 @@ def run_describe_producers(args: argparse.Namespace) -> int:
             producers = admin.describe_producers([tp])[tp]
         finally:
             admin.close()
+    if args.output == "json":
+        print_json({"topic": tp.topic, "partition": tp.partition, "producers": [_producer_document(p) for p in producers]})
+        return 0
     out = console()
     if not producers:
         out.print(f"No producers on {tp.topic}-{tp.partition}.")
@@ -185,6 +215,10 @@ def run_find_hanging(args: argparse.Namespace) -> int:
             hanging = _find_hanging(admin, args)
         finally:
             admin.close()
+    if args.output == "json":
+        print_json({"hanging": [{"topic": tp.topic, "partition": tp.partition, **_producer_document(p)}
+                                for tp, p in hanging]})
+        return 0
     out = console()
     if not hanging:
         out.print("No hanging transactions.")

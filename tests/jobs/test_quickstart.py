@@ -39,6 +39,15 @@ def test_the_module_runs_from_the_command_line_and_prints_the_summary(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert "2,000 events in, 2,000 counted" in result.stdout
+    # Quiet: no Spark log lines, stage progress bars or warnings about Spate's own topics.
+    output = result.stdout + result.stderr
+    assert not [line for line in output.splitlines() if " WARN " in line or " INFO " in line]
+    assert "[Stage" not in output
+    assert "Using Spark's default log4j profile" not in output
+    assert "metric names treat them alike" not in output
+    # And where to look next.
+    assert "spate console --bootstrap-server 127.0.0.1:9092" in result.stdout
+    assert "spate cluster up --monitoring" in result.stdout
 
 
 def test_a_bad_event_count_is_a_usage_error(tmp_path):

@@ -70,6 +70,12 @@ def test_names_with_dot_or_underscore_get_a_warning() -> None:
     assert warning is not None and "with.dot" in warning
 
 
+def test_internal_and_system_topics_get_no_collision_warning() -> None:
+    assert collision_warning("__consumer_offsets") is None
+    assert collision_warning("__transaction_state") is None
+    assert collision_warning("_spate_sink_batches") is None
+
+
 def test_internal_topics_are_recognised() -> None:
     assert is_internal_topic("__consumer_offsets")
     assert is_internal_topic("__transaction_state")
