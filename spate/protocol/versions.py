@@ -12,7 +12,8 @@ old versions are inside a range and otherwise falls back to the pre-0.11
 message format, and kafka-python infers the broker's age from the Metadata
 range. SaslHandshake 0-1 and SaslAuthenticate 0-2 (2 flexible: only clients
 that read tagged fields choose it) serve SASL listeners; other listeners
-answer them ILLEGAL_SASL_STATE.
+answer them ILLEGAL_SASL_STATE. DescribeAcls, CreateAcls and DeleteAcls 0-3
+are flexible from 2; librdkafka sends them at v0-1.
 
 The cluster APIs are advertised in full, flexible versions included:
 
@@ -96,5 +97,8 @@ ADVERTISED_VERSIONS: Mapping[ApiKey, VersionRange] = MappingProxyType(
         ApiKey.DESCRIBE_CLUSTER: VersionRange(0, 1),
         ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: VersionRange(0, 0),
         ApiKey.ALTER_USER_SCRAM_CREDENTIALS: VersionRange(0, 0),
+        ApiKey.DESCRIBE_ACLS: VersionRange(0, 3),
+        ApiKey.CREATE_ACLS: VersionRange(0, 3),
+        ApiKey.DELETE_ACLS: VersionRange(0, 3),
     }
 )

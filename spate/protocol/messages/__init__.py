@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.messages import (
+    acls,
     add_offsets_to_txn,
     add_partitions_to_txn,
     alter_configs,
@@ -116,6 +117,9 @@ _PAIRS: list[tuple[Any, Any]] = [
         alter_user_scram_credentials.AlterUserScramCredentialsRequest,
         alter_user_scram_credentials.AlterUserScramCredentialsResponse,
     ),
+    (acls.DescribeAclsRequest, acls.DescribeAclsResponse),
+    (acls.CreateAclsRequest, acls.CreateAclsResponse),
+    (acls.DeleteAclsRequest, acls.DeleteAclsResponse),
 ]
 
 

@@ -139,8 +139,10 @@ CLUSTER_APIS = frozenset(
 
 # SaslAuthenticate v2 is flexible; librdkafka, kafka-python and aiokafka send at most v1, so only clients that
 # read tagged fields (Java's) choose it. The SCRAM credential APIs have no non-flexible version in Kafka.
+# The ACL APIs are flexible from v2; librdkafka sends them at v0-1.
 FLEXIBLE_CLIENT_APIS = frozenset({ApiKey.SASL_AUTHENTICATE, ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS,
-                                  ApiKey.ALTER_USER_SCRAM_CREDENTIALS})
+                                  ApiKey.ALTER_USER_SCRAM_CREDENTIALS, ApiKey.DESCRIBE_ACLS, ApiKey.CREATE_ACLS,
+                                  ApiKey.DELETE_ACLS})
 
 
 def test_advertised_client_api_versions_are_non_flexible() -> None:
