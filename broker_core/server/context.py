@@ -21,6 +21,7 @@ from spate.protocol.versions import VersionRange
 
 if TYPE_CHECKING:
     from broker_core.metrics.broker_metrics import BrokerMetrics
+    from broker_core.security.authorizer.authorizer import Authorizer
 
 
 @dataclass(frozen=True)
@@ -51,3 +52,5 @@ class BrokerContext:
     metrics: BrokerMetrics | None = None
     # SCRAM users (AlterUserScramCredentials / DescribeUserScramCredentials).
     credentials: ScramCredentialStore | None = None
+    # ACL checks (authorizer.class.name); None: every request is allowed.
+    authorizer: Authorizer | None = None

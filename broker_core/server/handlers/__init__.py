@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping
 
 from broker_core.server.context import BrokerContext
 from broker_core.server.handlers import (
+    acls,
     add_offsets_to_txn,
     add_partitions_to_txn,
     alter_configs,
@@ -102,6 +103,9 @@ _HANDLERS: Mapping[ApiKey, Callable[[BrokerContext, Request], Any]] = {
     ApiKey.ELECT_LEADERS: elect_leaders.handle,
     ApiKey.ALTER_PARTITION_REASSIGNMENTS: alter_partition_reassignments.handle,
     ApiKey.LIST_PARTITION_REASSIGNMENTS: list_partition_reassignments.handle,
+    ApiKey.DESCRIBE_ACLS: acls.handle_describe,
+    ApiKey.CREATE_ACLS: acls.handle_create,
+    ApiKey.DELETE_ACLS: acls.handle_delete,
 }
 
 _CLUSTER_HANDLERS: Mapping[ApiKey, Callable[[BrokerContext, Request], Any]] = {

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from spate.protocol.connection import Request
+from spate.protocol.errors import ErrorCode
 from spate.protocol.messages.delete_topics import DeleteTopicsResponse
 
 R = DeleteTopicsResponse
@@ -13,6 +15,9 @@ R = DeleteTopicsResponse
 
 async def handle(ctx: BrokerContext, request: Request) -> Any:
     names = list(request.body.topic_names)
-    outcomes = await ctx.admin.delete_topics(names, timeout_ms=request.body.timeout_ms)
+    refused = acl_checks.refused_topics(ctx, request, acl_checks.Op.DELETE, names)
+    wanted = [name for name in names if name not in refused]
+    allowed = iter(await ctx.admin.delete_topics(wanted, timeout_ms=request.body.timeout_ms) if wanted else ())
+    outcomes = [(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None) if name in refused else next(allowed) for name in names]
     results = [R.DeletableTopicResult(name=name, error_code=code) for name, (code, _) in zip(names, outcomes)]
     return R(throttle_time_ms=0, responses=results)

@@ -7,6 +7,7 @@ from typing import Any, Mapping
 from broker_core.config.config_source import EffectiveValue
 from broker_core.config.security_properties import SENSITIVE_PROPERTIES
 from broker_core.config.topic_config import effective_topic_config, topic_config_synonyms
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import zookeeper_outcome
 from broker_core.server.handlers.config_resources import BROKER, TOPIC
@@ -22,6 +23,10 @@ async def handle(ctx: BrokerContext, request: Request) -> Any:
     results = []
     for resource in body.resources:
         try:
+            refusal = acl_checks.config_refusal(ctx, request, acl_checks.Op.DESCRIBE_CONFIGS, resource.resource_type,
+                                                resource.resource_name)
+            if refusal is not None:
+                raise KafkaError(*refusal)
             configs = await _describe(ctx, resource, body.include_synonyms)
         except Exception as exc:
             code, message = zookeeper_outcome(exc, where="describe_configs")

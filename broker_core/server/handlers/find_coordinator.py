@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from broker_core.cluster.topic_names import CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.metadata_view import leader_of
 from spate.protocol.connection import Request
@@ -33,9 +34,13 @@ def _error(code: ErrorCode, message: str) -> Any:
 def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
     if body.key_type == KEY_TYPE_TRANSACTION:
+        if not acl_checks.transactional_id(ctx, request, acl_checks.Op.DESCRIBE, body.key):
+            return _error(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "")
         return _transaction_coordinator(ctx, body.key)
     if body.key_type != KEY_TYPE_GROUP:
         return _error(ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {body.key_type}")
+    if not acl_checks.group(ctx, request, acl_checks.Op.DESCRIBE, body.key):
+        return _error(ErrorCode.GROUP_AUTHORIZATION_FAILED, "")
     coordinator = ctx.group_coordinator
     if coordinator is None:
         return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, "the group coordinator is not running")

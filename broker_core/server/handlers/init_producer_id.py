@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import error_code_for
 from broker_core.server.handlers.coordinator_writes import txn_state_settled
@@ -14,8 +15,24 @@ from spate.protocol.messages.init_producer_id import InitProducerIdResponse
 R = InitProducerIdResponse
 
 
+def _refusal(ctx: BrokerContext, request: Request) -> ErrorCode | None:
+    """Write on the transactional id; without one, IdempotentWrite on the cluster or Write on some topic."""
+    transactional_id = request.body.transactional_id
+    if transactional_id is not None:
+        if not acl_checks.transactional_id(ctx, request, acl_checks.Op.WRITE, transactional_id):
+            return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        return None
+    if acl_checks.cluster(ctx, request, acl_checks.Op.IDEMPOTENT_WRITE) or \
+            acl_checks.any_topic(ctx, request, acl_checks.Op.WRITE):
+        return None
+    return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+
+
 async def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
+    refusal = _refusal(ctx, request)
+    if refusal is not None:
+        return R(throttle_time_ms=0, error_code=refusal, producer_id=-1, producer_epoch=-1)
     if body.transactional_id is not None:
         if ctx.txn_coordinator is None:
             return R(throttle_time_ms=0, error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE, producer_id=-1,

@@ -7,6 +7,7 @@ from typing import Any
 
 from broker_core.coordinator.group.member import Protocol
 from broker_core.coordinator.group.results import JoinGroupResult
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.handlers.coordinator_writes import complete_once_group_settled
 from spate.protocol.connection import Request
@@ -20,6 +21,8 @@ MEMBER_ID_REQUIRED_FROM_VERSION = 4
 
 def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
+    if not acl_checks.group(ctx, request, acl_checks.Op.READ, body.group_id):
+        return _response(JoinGroupResult(ErrorCode.GROUP_AUTHORIZATION_FAILED, member_id=body.member_id))
     future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
 
     def respond(result: JoinGroupResult) -> None:

@@ -9,6 +9,11 @@ left some out, as Kafka does. Brokers are named by their endpoints on the
 listener the request arrived on; a leader alive but without that listener
 answers LISTENER_NOT_FOUND from v6 on (LEADER_NOT_AVAILABLE before), as
 Kafka does.
+
+With an authorizer, "all topics" lists only those the principal may
+Describe; a topic named without Describe is answered
+TOPIC_AUTHORIZATION_FAILED, and auto-creating one needs Create on the
+cluster or the topic (else TOPIC_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any
 
 from broker_core.cluster.errors import UnknownTopicError
 from broker_core.cluster.topic_names import is_internal_topic, is_valid_topic_name
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.metadata_view import MetadataView, PartitionMetadata
 from spate.protocol.connection import Request
@@ -37,11 +43,13 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
     # v0 sends an empty list for "all topics"; v1+ sends null.
     if body.topics is None or (request.api_version == 0 and not body.topics):
         names = view.topic_names()
+        if acl_checks.enabled(ctx):
+            names = [name for name in names if acl_checks.topic(ctx, request, acl_checks.Op.DESCRIBE, name)]
         allow_create = False
     else:
         names = [t.name for t in body.topics]
         allow_create = body.allow_auto_topic_creation
-    topics = [_describe_topic(ctx, name, allow_create, request.api_version) for name in names]
+    topics = [_describe_topic(ctx, request, name, allow_create) for name in names]
     return R(
         throttle_time_ms=0,
         brokers=brokers,
@@ -51,12 +59,17 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
     )
 
 
-def _describe_topic(ctx: BrokerContext, name: str, allow_create: bool, version: int) -> Any:
+def _describe_topic(ctx: BrokerContext, request: Request, name: str, allow_create: bool) -> Any:
+    version = request.api_version
+    if not acl_checks.topic(ctx, request, acl_checks.Op.DESCRIBE, name):
+        return R.MetadataResponseTopic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=name, partitions=[])
     if not is_valid_topic_name(name):
         return R.MetadataResponseTopic(error_code=ErrorCode.INVALID_TOPIC_EXCEPTION, name=name, partitions=[])
     try:
         topic = ctx.metadata.get_topic(name)
     except UnknownTopicError:
+        if allow_create and not _may_create(ctx, request, name):
+            return R.MetadataResponseTopic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=name, partitions=[])
         created = ctx.admin.auto_create(name) if allow_create else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         if isinstance(created, ErrorCode):
             return R.MetadataResponseTopic(error_code=created, name=name, partitions=[])
@@ -65,6 +78,11 @@ def _describe_topic(ctx: BrokerContext, name: str, allow_create: bool, version: 
     return R.MetadataResponseTopic(
         error_code=ErrorCode.NONE, name=name, is_internal=is_internal_topic(name), partitions=partitions
     )
+
+
+def _may_create(ctx: BrokerContext, request: Request, name: str) -> bool:
+    create = acl_checks.Op.CREATE
+    return acl_checks.cluster(ctx, request, create) or acl_checks.topic(ctx, request, create, name)
 
 
 def _describe_partition(view: MetadataView, index: int, state: PartitionMetadata, version: int) -> Any:
