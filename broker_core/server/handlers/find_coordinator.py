@@ -35,12 +35,12 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
     if body.key_type == KEY_TYPE_TRANSACTION:
         if not acl_checks.transactional_id(ctx, request, acl_checks.Op.DESCRIBE, body.key):
-            return _error(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "")
+            return _error(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "Transactional Id authorization failed.")
         return _transaction_coordinator(ctx, body.key)
     if body.key_type != KEY_TYPE_GROUP:
         return _error(ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {body.key_type}")
     if not acl_checks.group(ctx, request, acl_checks.Op.DESCRIBE, body.key):
-        return _error(ErrorCode.GROUP_AUTHORIZATION_FAILED, "")
+        return _error(ErrorCode.GROUP_AUTHORIZATION_FAILED, "Group authorization failed.")
     coordinator = ctx.group_coordinator
     if coordinator is None:
         return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, "the group coordinator is not running")
