@@ -217,3 +217,39 @@ def test_managing_acls_needs_alter_on_the_cluster(broker: SecureBroker) -> None:
     with pytest.raises(KafkaException) as refused:
         admin.create_acls([binding])[binding].result(20)
     assert error_code(refused.value) == KafkaError.CLUSTER_AUTHORIZATION_FAILED
+
+
+def test_raw_requests_of_a_user_without_acls_get_kafkas_codes(broker: SecureBroker) -> None:
+    """bob (PLAIN through the SCRAM store) holds no ACL of his own."""
+    from spate.protocol.api_keys import ApiKey
+    from spate.protocol.messages.describe_groups import DescribeGroupsRequest
+    from spate.protocol.messages.describe_user_scram_credentials import DescribeUserScramCredentialsRequest
+    from spate.protocol.messages.elect_leaders import ElectLeadersRequest
+    from spate.protocol.messages.fetch import FetchRequest as F
+    from spate.protocol.messages.list_groups import ListGroupsRequest
+    from spate.protocol.messages.metadata import MetadataRequest
+    from tests.scenarios.security.secure_broker import BOB
+    from tests.scenarios.security.test_sasl_wire import Wire, plain_login
+
+    topic = name()
+    create_topic(broker, topic)
+    wire = Wire(broker.address("SASL_PLAINTEXT"))
+    try:
+        assert plain_login(wire, f"\0{BOB[0]}\0{BOB[1]}".encode()).error_code == 0
+        named = wire.call(ApiKey.METADATA, 8, MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(
+            name=topic), MetadataRequest.MetadataRequestTopic(name=name("auto"))], allow_auto_topic_creation=True))
+        assert [t.error_code for t in named.topics] == [29, 29]
+        follower = F(replica_id=1, max_wait_ms=0, min_bytes=1, topics=[F.FetchTopic(topic=topic, partitions=[
+            F.FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=1024)])], forgotten_topics_data=[])
+        fetched = wire.call(ApiKey.FETCH, 11, follower)
+        assert fetched.responses[0].partitions[0].error_code == 29, "a follower's fetch needs ClusterAction"
+        groups = wire.call(ApiKey.DESCRIBE_GROUPS, 1, DescribeGroupsRequest(groups=["someone-elses"]))
+        assert groups.groups[0].error_code == 30
+        assert wire.call(ApiKey.LIST_GROUPS, 1, ListGroupsRequest()).groups == []
+        elected = wire.call(ApiKey.ELECT_LEADERS, 1, ElectLeadersRequest(topic_partitions=None))
+        assert elected.error_code == 31
+        users = wire.call(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, DescribeUserScramCredentialsRequest(users=None))
+        assert users.error_code == 31
+    finally:
+        wire.close()
+    broker.process.check_alive()
