@@ -16,7 +16,8 @@ from spate.structs import TopicPartition, group_by_topic
 R = AddPartitionsToTxnResponse
 
 
-def _refusals(ctx: BrokerContext, request: Request, partitions: list[TopicPartition]) -> dict[TopicPartition, ErrorCode]:
+def _refusals(ctx: BrokerContext, request: Request,
+              partitions: list[TopicPartition]) -> dict[TopicPartition, ErrorCode]:
     """Write on the transactional id and on each topic; when a topic is refused the others are not attempted."""
     body = request.body
     if not acl_checks.transactional_id(ctx, request, acl_checks.Op.WRITE, body.v3_and_below_transactional_id):

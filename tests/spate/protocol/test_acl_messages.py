@@ -46,9 +46,10 @@ def test_describe_acls_filter_with_null_names_round_trips() -> None:
 
 def test_delete_acls_response_round_trips_at_every_version() -> None:
     R = DeleteAclsResponse
-    value = R(throttle_time_ms=0, filter_results=[R.DeleteAclsFilterResult(error_code=0, error_message=None, matching_acls=[
-        R.DeleteAclsMatchingAcl(error_code=0, error_message=None, resource_type=3, resource_name="g",
-                                pattern_type=3, principal="User:bob", host="10.0.0.1", operation=3,
-                                permission_type=2)])])
+    matching = R.DeleteAclsMatchingAcl(error_code=0, error_message=None, resource_type=3, resource_name="g",
+                                       pattern_type=3, principal="User:bob", host="10.0.0.1", operation=3,
+                                       permission_type=2)
+    value = R(throttle_time_ms=0, filter_results=[
+        R.DeleteAclsFilterResult(error_code=0, error_message=None, matching_acls=[matching])])
     for version in range(4):
         assert R.decode(value.encode(version), version) == value
