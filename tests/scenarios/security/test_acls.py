@@ -253,3 +253,27 @@ def test_raw_requests_of_a_user_without_acls_get_kafkas_codes(broker: SecureBrok
     finally:
         wire.close()
     broker.process.check_alive()
+
+
+def test_a_transaction_runs_once_its_id_and_topic_are_allowed(broker: SecureBroker) -> None:
+    topic, transactional_id = name(), name("txn")
+    create_topic(broker, topic)
+    acls(broker, "add", "--allow-principal", "User:alice", "--operation", "Write", "--transactional-id",
+         transactional_id)
+    acls(broker, "add", "--allow-principal", "User:alice", "--operation", "Write", "--topic", topic)
+    producer = Producer(alice(broker, **{"transactional.id": transactional_id}))
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    producer.produce(topic, b"in-txn")
+    producer.commit_transaction(30)
+
+    refused = name()
+    create_topic(broker, refused)
+    reports: list[KafkaError | None] = []
+    producer.begin_transaction()
+    producer.produce(refused, b"nope", on_delivery=lambda err, _msg: reports.append(err))
+    with pytest.raises(KafkaException):
+        producer.commit_transaction(30)
+    producer.poll(0)
+    assert [r.code() for r in reports if r is not None] == [KafkaError.TOPIC_AUTHORIZATION_FAILED]
+    broker.process.check_alive()
