@@ -1,9 +1,10 @@
 """The per-request authorization checks handlers make, over the broker's :class:`Authorizer`.
 
 Without ``authorizer.class.name`` the context has no authorizer and every
-check passes. Each check names Kafka's operation and resource; the handler
-turns a refusal into Kafka's error code for the resource
-(:data:`DENIED_ERRORS`).
+check passes. Each check names Kafka's operation and resource, for the
+principal and host the connection stamped on the request; the handler turns a
+refusal into Kafka's error code for the resource (TOPIC_, GROUP_,
+TRANSACTIONAL_ID_ or CLUSTER_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -19,17 +20,7 @@ if TYPE_CHECKING:
     from broker_core.server.context import BrokerContext
 
 Op = AclOperation
-DENIED_ERRORS = {
-    ResourceType.TOPIC: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-    ResourceType.GROUP: ErrorCode.GROUP_AUTHORIZATION_FAILED,
-    ResourceType.CLUSTER: ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
-    ResourceType.TRANSACTIONAL_ID: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-}
-_ANONYMOUS = str(ANONYMOUS)
-
-
-def principal_of(request: Request) -> str:
-    return request.principal or _ANONYMOUS
+_ANONYMOUS = str(ANONYMOUS)  # a request stamped by no connection (in-process callers)
 
 
 def authorized(context: BrokerContext, request: Request, operation: AclOperation, resource_type: ResourceType,
