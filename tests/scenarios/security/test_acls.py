@@ -277,3 +277,31 @@ def test_a_transaction_runs_once_its_id_and_topic_are_allowed(broker: SecureBrok
     producer.poll(0)
     assert [r.code() for r in reports if r is not None] == [KafkaError.TOPIC_AUTHORIZATION_FAILED]
     broker.process.check_alive()
+
+
+def test_spate_acls_list_and_the_python_admin_show_the_acls(broker: SecureBroker,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from spate.client.admin.acl_admin import AclBinding as SpateAcl
+    from spate.client.admin.acl_admin import AclBindingFilter as SpateFilter
+    from spate.client.admin.admin import Admin
+
+    topic = name("listed")
+    acls(broker, "add", "--allow-principal", "User:dave", "--allow-host", "10.1.2.3", "--operation", "Read",
+         "--operation", "Describe", "--topic", topic)
+    capsys.readouterr()
+    assert spate(["acls", "list", "--topic", topic, "--output", "json",
+                  "--bootstrap-server", broker.process.bootstrap]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert sorted(entry["operation"] for entry in listed) == ["Describe", "Read"]
+    assert {(e["principal"], e["host"], e["permission"], e["pattern_type"]) for e in listed} == {
+        ("User:dave", "10.1.2.3", "Allow", "LITERAL")}
+
+    with Admin(broker.process.bootstrap) as admin:
+        prefixed = SpateAcl("Group", "dave-", "User:dave", "Read", pattern_type="PREFIXED")
+        admin.create_acls([prefixed])
+        assert admin.describe_acls(SpateFilter("Group", "dave-x", "MATCH")) == [prefixed]
+        removed = admin.delete_acls([SpateFilter(principal="User:dave")])
+        assert len(removed) == 3
+        assert admin.describe_acls(SpateFilter(principal="User:dave")) == []
