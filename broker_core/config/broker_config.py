@@ -321,8 +321,10 @@ def _check_consistency(values: Mapping[str, ConfigValue], settings: Mapping[str,
             raise blame("listeners").error(f"port {port} is used by more than one listener")
     names = {listener.name for listener in listeners}
     for key in settings:
+        # Security settings for a listener not (yet) configured are kept, as Kafka keeps them; a connection
+        # limit for an unknown listener is a typo that would silently leave that listener unlimited.
         split = split_listener_key(key)
-        if split is not None and split[0] not in names:
+        if split is not None and split[1] in LISTENER_PROPERTIES and split[0] not in names:
             raise blame(key).error(f"names no listener: {split[0]} is not one of {', '.join(sorted(names))}")
 
     advertised_entries = values["advertised.listeners"]

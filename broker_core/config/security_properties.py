@@ -31,6 +31,12 @@ TLS_PROTOCOLS = ("TLSv1.2", "TLSv1.3")
 CLIENT_AUTH = ("none", "requested", "required")
 LISTENER_PREFIX = "listener.name."
 JAAS_CONFIG = "sasl.jaas.config"
+# authorizer.class.name values that select Spate's ACL authorizer; empty means no authorization.
+AUTHORIZER_CLASS_NAMES = (
+    "kafka.security.authorizer.AclAuthorizer",
+    "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    "spate.security.AclAuthorizer",
+)
 SENSITIVE_PROPERTIES = frozenset({
     "ssl.key.password", "ssl.keystore.password", "ssl.truststore.password", "ssl.keystore.key", JAAS_CONFIG,
 })
@@ -76,6 +82,13 @@ SECURITY_DEFINITIONS = (
        Range(0, None)),
     _p("sasl.server.max.receive.size", _INT, 524288, "Largest request accepted before authentication.",
        Range(1, None)),
+    # Authorization (broker_core/security/authorizer/).
+    _p("authorizer.class.name", _STRING, "",
+       "The authorizer: Kafka's AclAuthorizer or StandardAuthorizer name, or spate.security.AclAuthorizer; "
+       "empty allows every request.", ValidString(("", *AUTHORIZER_CLASS_NAMES))),
+    _p("super.users", _STRING, "", "Principals allowed everything, separated by ';' (User:admin;User:broker)."),
+    _p("allow.everyone.if.no.acl.found", PropertyType.BOOLEAN, False,
+       "Whether a resource without any ACL is open to everyone."),
 )
 
 _KNOWN = {d.name for d in SECURITY_DEFINITIONS}

@@ -51,6 +51,8 @@ from broker_core.coordinator.transaction import TransactionCoordinator, Transact
 from broker_core.metrics.broker_metrics import BrokerMetrics
 from broker_core.metrics.listener_address import PROPERTY as METRICS_LISTENER
 from broker_core.metrics.listener_address import parse_metrics_listener
+from broker_core.security.authorizer.acl_store import FileAclStore, ZkAclStore
+from broker_core.security.authorizer.authorizer import Authorizer, authorizer_enabled, parse_super_users
 from broker_core.security.credentials import FileScramCredentialStore, ZkScramCredentialStore
 from broker_core.security.inter_broker import InterBrokerSecurity
 from broker_core.security.principal import NoMatchingRuleError
@@ -137,6 +139,7 @@ class Broker:
         self._log_cleaner: LogCleaner | None = None
         self._clean_plans = CleanPlanService()
         self._serving = False
+        self.authorizer: Authorizer | None = None
 
     @property
     def open_connections(self) -> list[ClientConnection]:
@@ -181,6 +184,7 @@ class Broker:
                             else FileScramCredentialStore(config.metadata_dir))
         for security in self._socket_server.security.values():
             security.credentials = self.credentials
+        await asyncio.to_thread(self._start_authorizer)
         default_log_config = LogConfig(**to_log_config_kwargs(config))
         log_manager = LogManager(
             list(config.log_dirs), default_log_config, clock=self._clock,
@@ -300,8 +304,19 @@ class Broker:
             versions={key: span for key, span in ADVERTISED_VERSIONS.items() if key in apis}, clock=self._clock,
             metadata=view, admin=admin, group_coordinator=self._group_coordinator,
             txn_coordinator=self._txn_coordinator, membership=self.membership, metrics=self.metrics,
-            credentials=self.credentials, clean_plans=self._clean_plans, **cluster,
+            credentials=self.credentials, clean_plans=self._clean_plans, authorizer=self.authorizer, **cluster,
         )
+
+    def _start_authorizer(self) -> None:
+        """authorizer.class.name set: ACLs from ZooKeeper (a cluster) or a file beside the embedded store."""
+        config = self.config
+        if not authorizer_enabled(config.get_str("authorizer.class.name")):
+            return
+        store = (ZkAclStore(self.membership.session) if self.membership is not None
+                 else FileAclStore(config.metadata_dir))
+        self.authorizer = Authorizer(store, super_users=parse_super_users(config.get_str("super.users")),
+                                     allow_if_no_acl=config.get_bool("allow.everyone.if.no.acl.found"))
+        self.authorizer.start()
 
     def _listener_context(self, context: BrokerContext, view: StoreMetadataView | MetadataCache,
                           listener_name: str) -> BrokerContext:
@@ -541,6 +556,8 @@ class Broker:
             await self._admin.close()
         if self._producer_ids is not None:
             self._producer_ids.close()
+        if self.authorizer is not None:
+            self.authorizer.close()
         if self.membership is not None:
             # Resigns as controller and ends the session: the registration goes with it.
             await asyncio.to_thread(self.membership.close)

@@ -90,6 +90,7 @@ class ClientConnection:
         self._max_request_size = max_request_size
         if gate is not None:  # until authenticated: sasl.server.max.receive.size
             self._codec.limit_request_size(min(max_request_size, gate.max_receive_size))
+        self._codec.principal = str(principal)  # SASL's replaces it once authenticated
         self._pending: asyncio.Queue[tuple[Request | None, Any] | None] = asyncio.Queue(MAX_IN_FLIGHT_PER_CONNECTION)
         self._tasks: tuple[asyncio.Task[None], ...] = ()
         self._reading = True
@@ -201,6 +202,7 @@ class ClientConnection:
                         return
                     if gate.principal is not None:
                         codec.limit_request_size(self._max_request_size)
+                        codec.principal = str(gate.principal)
                     continue
                 try:
                     request = codec.next_request()
@@ -232,6 +234,7 @@ class ClientConnection:
                             return
                         if gate.principal is not None:
                             codec.limit_request_size(self._max_request_size)
+                            codec.principal = str(gate.principal)
                         continue
                 if self._reserved:  # the frame whose size was taken before it was complete
                     self._reserved = 0

@@ -22,6 +22,7 @@ from spate.protocol.versions import VersionRange
 
 if TYPE_CHECKING:
     from broker_core.metrics.broker_metrics import BrokerMetrics
+    from broker_core.security.authorizer.authorizer import Authorizer
 
 
 @dataclass(frozen=True)
@@ -54,3 +55,5 @@ class BrokerContext:
     credentials: ScramCredentialStore | None = None
     # Compaction plans made outside the broker (the CleanPlan request).
     clean_plans: CleanPlanService | None = None
+    # ACL checks (authorizer.class.name); None: every request is allowed.
+    authorizer: Authorizer | None = None

@@ -11,6 +11,7 @@ import sys
 from typing import Callable, Sequence
 
 from spate.cli import (
+    acls,
     broker,
     certs,
     cluster,
@@ -30,7 +31,7 @@ from spate.cli.errors import CliError
 
 # Each command module exposes ``register(subparsers)`` and sets ``func`` on its parser.
 COMMAND_MODULES = (broker, zookeeper, cluster, topics, produce, consume, perf, groups, transactions, certs, users, jobs,
-                   console, doctor)
+                   console, doctor, acls)
 
 
 def build_parser() -> argparse.ArgumentParser:

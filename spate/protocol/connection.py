@@ -69,7 +69,8 @@ _CORRELATION_ID_LIMIT = 1 << 31
 @dataclass(frozen=True, slots=True)
 class Request:
     """One decoded request. ``size`` is the frame's payload size in bytes;
-    ``client_host`` is the peer's address as the transport reported it."""
+    ``client_host`` is the peer's address as the transport reported it;
+    ``principal`` who the server knows the peer to be (``User:alice``), empty when unknown."""
 
     header: RequestHeader
     body: Any
@@ -77,6 +78,7 @@ class Request:
     api_version: int
     size: int
     client_host: str = ""
+    principal: str = ""
 
     @property
     def expects_response(self) -> bool:
@@ -154,6 +156,8 @@ class ServerConnection:
         client_host: str = "",
     ) -> None:
         self.client_host = client_host
+        # Set by the server once it knows who the peer is; stamped on each request for authorization.
+        self.principal = ""
         self._served = {int(key): span for key, span in versions.items()}
         self._schemas: dict[int, MessageSchema] = {}
         for key, span in versions.items():
@@ -211,7 +215,7 @@ class ServerConnection:
             raise InvalidRequestError(str(exc), header) from None
         if end != len(mv) and not _librdkafka_all_topics_metadata(api_key, api_version, body, len(mv) - end):
             raise InvalidRequestError(f"{len(mv) - end} trailing bytes after {schema.name}", header)
-        return Request(header, body, ApiKey(api_key), api_version, len(mv), self.client_host)
+        return Request(header, body, ApiKey(api_key), api_version, len(mv), self.client_host, self.principal)
 
     def encode_response(self, correlation_id: int, api_key: int, api_version: int, body: Any) -> bytes:
         return encode_response(correlation_id, api_key, api_version, body)

@@ -20,7 +20,8 @@ of Produce v10 and Fetch v12+ are never set, so those replies carry empty
 tag sections): librdkafka before 2.2.0, which skipped non-empty tag sections
 of flexible Metadata replies by the wrong length, reads these replies
 correctly. SaslHandshake 0-1 and SaslAuthenticate 0-2 serve SASL listeners;
-other listeners answer them ILLEGAL_SASL_STATE.
+other listeners answer them ILLEGAL_SASL_STATE. DescribeAcls, CreateAcls and
+DeleteAcls 0-3 are flexible from 2; librdkafka sends them at v0-1.
 
 ConsumerGroupHeartbeat goes one version past Kafka 3.9, to Kafka 4.0's v1:
 librdkafka 2.16 uses the KIP-848 consumer protocol only with it.
@@ -102,5 +103,8 @@ ADVERTISED_VERSIONS: Mapping[ApiKey, VersionRange] = MappingProxyType(
         ApiKey.SPATE_CLEAN_PLAN: VersionRange(0, 0),
         ApiKey.CONSUMER_GROUP_HEARTBEAT: VersionRange(0, 1),
         ApiKey.CONSUMER_GROUP_DESCRIBE: VersionRange(0, 0),
+        ApiKey.DESCRIBE_ACLS: VersionRange(0, 3),
+        ApiKey.CREATE_ACLS: VersionRange(0, 3),
+        ApiKey.DELETE_ACLS: VersionRange(0, 3),
     }
 )

@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping
 
 from broker_core.server.context import BrokerContext
 from broker_core.server.handlers import (
+    acls,
     add_offsets_to_txn,
     add_partitions_to_txn,
     alter_configs,
@@ -116,6 +117,9 @@ _HANDLERS: Mapping[ApiKey, Callable[[BrokerContext, Request], Any]] = {
     ApiKey.SPATE_CLEAN_PLAN: clean_plan.handle,
     ApiKey.CONSUMER_GROUP_HEARTBEAT: consumer_group_heartbeat.handle,
     ApiKey.CONSUMER_GROUP_DESCRIBE: consumer_group_describe.handle,
+    ApiKey.DESCRIBE_ACLS: acls.handle_describe,
+    ApiKey.CREATE_ACLS: acls.handle_create,
+    ApiKey.DELETE_ACLS: acls.handle_delete,
 }
 
 _CLUSTER_HANDLERS: Mapping[ApiKey, Callable[[BrokerContext, Request], Any]] = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.handlers.coordinator_writes import txn_state_settled
 from broker_core.server.handlers.txn_errors import for_version
@@ -15,10 +16,26 @@ from spate.structs import TopicPartition, group_by_topic
 R = AddPartitionsToTxnResponse
 
 
+def _refusals(ctx: BrokerContext, request: Request,
+              partitions: list[TopicPartition]) -> dict[TopicPartition, ErrorCode]:
+    """Write on the transactional id and on each topic; when a topic is refused the others are not attempted."""
+    body = request.body
+    if not acl_checks.transactional_id(ctx, request, acl_checks.Op.WRITE, body.v3_and_below_transactional_id):
+        return {tp: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED for tp in partitions}
+    refused = acl_checks.refused_topics(ctx, request, acl_checks.Op.WRITE, {tp.topic for tp in partitions})
+    if not refused:
+        return {}
+    return {tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED if tp.topic in refused else ErrorCode.OPERATION_NOT_ATTEMPTED
+            for tp in partitions}
+
+
 async def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
     partitions = [TopicPartition(topic.name, p) for topic in body.v3_and_below_topics for p in topic.partitions]
-    if ctx.txn_coordinator is None:
+    refused = _refusals(ctx, request, partitions)
+    if refused:
+        errors = refused
+    elif ctx.txn_coordinator is None:
         errors = {tp: ErrorCode.COORDINATOR_NOT_AVAILABLE for tp in partitions}
     else:
         errors = ctx.txn_coordinator.add_partitions(

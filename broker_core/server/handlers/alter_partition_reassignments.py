@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode
@@ -14,6 +15,9 @@ R = AlterPartitionReassignmentsResponse
 
 
 async def handle(ctx: BrokerContext, request: Request) -> Any:
+    refusal = acl_checks.cluster_refusal(ctx, request, acl_checks.Op.ALTER)
+    if refusal is not None:
+        return R(throttle_time_ms=0, error_code=refusal, responses=[])
     targets = {
         TopicPartition(topic.name, p.partition_index): p.replicas
         for topic in request.body.topics

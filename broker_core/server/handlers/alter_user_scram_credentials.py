@@ -17,6 +17,7 @@ from typing import Any
 
 from broker_core.security.credentials import ScramCredentialStore
 from broker_core.security.sasl.scram import MAX_ITERATIONS, MECHANISMS_BY_TYPE, MIN_ITERATIONS, ScramCredential
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode
@@ -26,6 +27,11 @@ R = AlterUserScramCredentialsResponse
 
 
 def handle(ctx: BrokerContext, request: Request) -> Any:
+    refusal = acl_checks.cluster_refusal(ctx, request, acl_checks.Op.ALTER)
+    if refusal is not None:
+        users = dict.fromkeys(e.name for e in [*request.body.deletions, *request.body.upsertions])
+        return R(throttle_time_ms=0, results=[R.AlterUserScramCredentialsResult(
+            user=name, error_code=int(refusal), error_message=None) for name in users])
     return asyncio.to_thread(alter, ctx.credentials, request.body)
 
 

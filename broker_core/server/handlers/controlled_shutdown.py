@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import error_code_for
 from spate.protocol.connection import Request
@@ -21,6 +22,9 @@ R = ControlledShutdownResponse
 
 async def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
+    refusal = acl_checks.cluster_refusal(ctx, request, acl_checks.Op.CLUSTER_ACTION)
+    if refusal is not None:
+        return R(error_code=refusal, remaining_partitions=[])
     try:
         remaining = await ctx.membership.controlled_shutdown(body.broker_id, body.broker_epoch)
     except Exception as exc:

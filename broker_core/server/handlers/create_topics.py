@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from broker_core.config.topic_config import effective_topic_config, validate_topic_configs
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.handlers.topic_ids import topic_id_of
 from broker_core.server.topic_manager import TopicRequest
@@ -28,21 +29,25 @@ R = CreateTopicsResponse
 
 async def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
-    requests = [
-        TopicRequest(
+    refused = acl_checks.refused_creations(ctx, request, (topic.name for topic in body.topics))
+    wanted = {
+        index: TopicRequest(
             name=topic.name,
             num_partitions=topic.num_partitions,
             replication_factor=topic.replication_factor,
             assignment={a.partition_index: a.broker_ids for a in topic.assignments} or None,
             configs={c.name: c.value for c in topic.configs},
         )
-        for topic in body.topics
-    ]
-    outcomes = await ctx.admin.create_topics(requests, validate_only=body.validate_only, timeout_ms=body.timeout_ms)
+        for index, topic in enumerate(body.topics) if topic.name not in refused
+    }
+    allowed = iter(await ctx.admin.create_topics(list(wanted.values()), validate_only=body.validate_only,
+                                                 timeout_ms=body.timeout_ms) if wanted else ())
+    outcomes = [(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None) if index not in wanted else next(allowed)
+                for index in range(len(body.topics))]
     results = [
-        _created(ctx, topic, asked) if code == ErrorCode.NONE else
+        _created(ctx, topic, wanted[index]) if code == ErrorCode.NONE else
         R.CreatableTopicResult(name=topic.name, error_code=code, error_message=message)
-        for topic, asked, (code, message) in zip(body.topics, requests, outcomes)
+        for index, (topic, (code, message)) in enumerate(zip(body.topics, outcomes))
     ]
     return R(throttle_time_ms=0, topics=results)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import error_code_for
 from broker_core.server.handlers.partition_lookup import leader_partition
@@ -16,9 +17,14 @@ HIGH_WATERMARK = -1
 
 
 def handle(ctx: BrokerContext, request: Request) -> Any:
+    body = request.body
+    refused = acl_checks.refused_topics(ctx, request, acl_checks.Op.DELETE, (topic.name for topic in body.topics))
     topics = [
-        R.DeleteRecordsTopicResult(name=topic.name, partitions=[_delete(ctx, topic.name, p) for p in topic.partitions])
-        for topic in request.body.topics
+        R.DeleteRecordsTopicResult(name=topic.name, partitions=[
+            _delete(ctx, topic.name, p) if topic.name not in refused else R.DeleteRecordsPartitionResult(
+                partition_index=p.partition_index, low_watermark=-1, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+            for p in topic.partitions])
+        for topic in body.topics
     ]
     return R(throttle_time_ms=0, topics=topics)
 

@@ -1,7 +1,8 @@
 """DescribeConfigs: a topic's effective configs with their sources, or the broker's.
 
 From v3 each entry carries its type (Kafka's ``ConfigType`` ids) and, when
-the request asks for it, its documentation.
+the request asks for it, its documentation. With an authorizer each resource
+needs DescribeConfigs.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from broker_core.config.config_source import EffectiveValue
 from broker_core.config.definitions import PropertyDef, PropertyType
 from broker_core.config.security_properties import SENSITIVE_PROPERTIES
 from broker_core.config.topic_config import TOPIC_CONFIGS, effective_topic_config, topic_config_synonyms
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import zookeeper_outcome
 from broker_core.server.handlers.config_resources import BROKER, TOPIC
@@ -38,6 +40,10 @@ async def handle(ctx: BrokerContext, request: Request) -> Any:
     results = []
     for resource in body.resources:
         try:
+            refusal = acl_checks.config_refusal(ctx, request, acl_checks.Op.DESCRIBE_CONFIGS, resource.resource_type,
+                                                resource.resource_name)
+            if refusal is not None:
+                raise KafkaError(*refusal)
             configs = await _describe(ctx, resource, body.include_synonyms, body.include_documentation)
         except Exception as exc:
             code, message = zookeeper_outcome(exc, where="describe_configs")

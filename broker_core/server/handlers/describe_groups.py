@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from spate.protocol.connection import Request
+from spate.protocol.errors import ErrorCode
 from spate.protocol.messages.describe_groups import DescribeGroupsResponse
 
 R = DescribeGroupsResponse
@@ -14,6 +16,10 @@ R = DescribeGroupsResponse
 def handle(ctx: BrokerContext, request: Request) -> Any:
     groups = []
     for group_id in request.body.groups:
+        if not acl_checks.group(ctx, request, acl_checks.Op.DESCRIBE, group_id):
+            groups.append(R.DescribedGroup(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, group_id=group_id,
+                                           group_state="", protocol_type="", protocol_data="", members=[]))
+            continue
         described = ctx.group_coordinator.describe_group(group_id)
         groups.append(
             R.DescribedGroup(

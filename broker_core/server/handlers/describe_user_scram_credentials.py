@@ -14,6 +14,7 @@ from typing import Any
 
 from broker_core.security.credentials import ScramCredentialStore
 from broker_core.security.sasl.scram import MECHANISMS
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode
@@ -23,6 +24,9 @@ R = DescribeUserScramCredentialsResponse
 
 
 def handle(ctx: BrokerContext, request: Request) -> Any:
+    refusal = acl_checks.cluster_refusal(ctx, request, acl_checks.Op.DESCRIBE)
+    if refusal is not None:
+        return R(throttle_time_ms=0, error_code=int(refusal), results=[])
     return asyncio.to_thread(describe, ctx.credentials, request.body)
 
 

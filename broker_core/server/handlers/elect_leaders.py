@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode
@@ -21,6 +22,9 @@ R = ElectLeadersResponse
 
 async def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
+    refusal = acl_checks.cluster_refusal(ctx, request, acl_checks.Op.ALTER)
+    if refusal is not None:
+        return R(throttle_time_ms=0, error_code=refusal, replica_election_results=[])
     if body.election_type != ELECTION_PREFERRED:
         return R(throttle_time_ms=0, error_code=ErrorCode.INVALID_REQUEST, replica_election_results=[])
     partitions = None

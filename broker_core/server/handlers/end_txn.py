@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.handlers.coordinator_writes import txn_state_settled
 from broker_core.server.handlers.txn_errors import for_version
@@ -16,7 +17,9 @@ R = EndTxnResponse
 
 async def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
-    if ctx.txn_coordinator is None:
+    if not acl_checks.transactional_id(ctx, request, acl_checks.Op.WRITE, body.transactional_id):
+        error = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    elif ctx.txn_coordinator is None:
         error = ErrorCode.COORDINATOR_NOT_AVAILABLE
     else:
         error = ctx.txn_coordinator.end_transaction(body.transactional_id, body.producer_id, body.producer_epoch,

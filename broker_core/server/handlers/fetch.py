@@ -32,6 +32,10 @@ does not know answers UNKNOWN_TOPIC_ID; from 15 a follower's id comes in
 Fetch sessions are declined (session id 0), so every request names all its
 partitions. When less than ``min_bytes`` is available the request waits in
 the purgatory until one of its partitions changes or ``max_wait_ms``.
+
+With an authorizer, a consumer needs Read on each topic and a follower
+ClusterAction on the cluster; a partition refused is answered
+TOPIC_AUTHORIZATION_FAILED, as Kafka answers both.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from broker_core.replication.partition import Partition
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import error_code_for
 from broker_core.server.handlers.partition_lookup import leader_partition
@@ -72,10 +77,22 @@ class _Outcome:
 def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
     _normalize(ctx, body, request.api_version)
-    outcome = _read_all(ctx, body, record_followers=True)
+    refused = _refused_topics(ctx, request) if acl_checks.enabled(ctx) else _NONE_REFUSED
+    outcome = _read_all(ctx, body, refused, record_followers=True)
     if _done(body, outcome):
         return _answer(ctx, body, outcome)
-    return _long_poll(ctx, body)
+    return _long_poll(ctx, body, refused)
+
+
+_NONE_REFUSED: frozenset[str] = frozenset()
+
+
+def _refused_topics(ctx: BrokerContext, request: Request) -> frozenset[str]:
+    body = request.body
+    if body.replica_id >= 0:
+        allowed = acl_checks.cluster(ctx, request, acl_checks.Op.CLUSTER_ACTION)
+        return _NONE_REFUSED if allowed else frozenset(t.topic for t in body.topics)
+    return frozenset(t.topic for t in body.topics if not acl_checks.topic(ctx, request, acl_checks.Op.READ, t.topic))
 
 
 def _answer(ctx: BrokerContext, body: Any, outcome: _Outcome) -> Any:
@@ -105,26 +122,31 @@ def _done(body: Any, outcome: _Outcome) -> bool:
     return body.max_wait_ms <= 0 or outcome.bytes >= max(body.min_bytes, 1) or outcome.errors
 
 
-async def _long_poll(ctx: BrokerContext, body: Any) -> Any:
+async def _long_poll(ctx: BrokerContext, body: Any, refused: frozenset[str]) -> Any:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + body.max_wait_ms / 1000
     keys = [(t.topic, p.partition) for t in body.topics for p in t.partitions]
     while True:
-        outcome = _read_all(ctx, body)
+        outcome = _read_all(ctx, body, refused)
         remaining = deadline - loop.time()
         if _done(body, outcome) or remaining <= 0:
             return _answer(ctx, body, outcome)
         if not await ctx.replicas.purgatory.wait_for_append(keys, remaining):
-            return _answer(ctx, body, _read_all(ctx, body))
+            return _answer(ctx, body, _read_all(ctx, body, refused))
 
 
-def _read_all(ctx: BrokerContext, body: Any, *, record_followers: bool = False) -> _Outcome:
+def _read_all(ctx: BrokerContext, body: Any, refused: frozenset[str], *, record_followers: bool = False) -> _Outcome:
     budget = body.max_bytes if body.max_bytes > 0 else 0x7FFFFFFF
     total = 0
     errors = False
     topics = []
     sent = []
     for topic in body.topics:
+        if refused and topic.topic in refused:
+            errors = True
+            partitions = [_error(p.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in topic.partitions]
+            topics.append(R.FetchableTopicResponse(topic=topic.topic, topic_id=topic.topic_id, partitions=partitions))
+            continue
         partitions = []
         for wanted in topic.partitions:
             data, size, messages = _read_partition(ctx, body, topic.topic, wanted, budget - total, total == 0,
@@ -145,12 +167,12 @@ def _read_partition(
     index = wanted.partition
     follower_id = body.replica_id if body.replica_id >= 0 else None
     if not topic:
-        return _error(index, ErrorCode.UNKNOWN_TOPIC_ID), 0
+        return _error(index, ErrorCode.UNKNOWN_TOPIC_ID), 0, 0
     try:
         partition = leader_partition(ctx, topic, index, wanted.current_leader_epoch)
         diverging = _diverging_epoch(partition, wanted)
         if diverging is not None:
-            return _diverged(index, partition, diverging), 0
+            return _diverged(index, partition, diverging), 0, 0
         if follower_id is not None and partition.follower(follower_id) is None:
             raise _unknown_follower(partition, follower_id, wanted.current_leader_epoch)
         leader_end_offset = partition.log_end_offset

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from broker_core.cluster.topic_names import CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.metadata_view import leader_of
 from spate.protocol.connection import Request
@@ -38,8 +39,8 @@ def _error(code: ErrorCode, message: str) -> Any:
 def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
     if request.api_version < BATCHED_KEYS_FROM_VERSION:
-        return _find(ctx, body.key_type, body.key)
-    coordinators = [_entry(key, _find(ctx, body.key_type, key)) for key in body.coordinator_keys]
+        return _find(ctx, request, body.key_type, body.key)
+    coordinators = [_entry(key, _find(ctx, request, body.key_type, key)) for key in body.coordinator_keys]
     return R(throttle_time_ms=0, coordinators=coordinators)
 
 
@@ -48,12 +49,16 @@ def _entry(key: str, found: Any) -> Any:
                          error_code=found.error_code, error_message=found.error_message)
 
 
-def _find(ctx: BrokerContext, key_type: int, key: str) -> Any:
-    """The coordinator of one key, as the single-key versions answer it."""
+def _find(ctx: BrokerContext, request: Request, key_type: int, key: str) -> Any:
+    """The coordinator of one key, as the single-key versions answer it (Describe on the key needed)."""
     if key_type == KEY_TYPE_TRANSACTION:
+        if not acl_checks.transactional_id(ctx, request, acl_checks.Op.DESCRIBE, key):
+            return _error(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "Transactional Id authorization failed.")
         return _transaction_coordinator(ctx, key)
     if key_type != KEY_TYPE_GROUP:
         return _error(ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}")
+    if not acl_checks.group(ctx, request, acl_checks.Op.DESCRIBE, key):
+        return _error(ErrorCode.GROUP_AUTHORIZATION_FAILED, "Group authorization failed.")
     coordinator = ctx.group_coordinator
     if coordinator is None:
         return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, "the group coordinator is not running")

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from spate.protocol.connection import Request
+from spate.protocol.errors import ErrorCode
 from spate.protocol.messages.heartbeat import HeartbeatResponse
 
 
 def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
+    if not acl_checks.group(ctx, request, acl_checks.Op.READ, body.group_id):
+        return HeartbeatResponse(throttle_time_ms=0, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     error = ctx.group_coordinator.heartbeat(
         group_id=body.group_id,
         member_id=body.member_id,

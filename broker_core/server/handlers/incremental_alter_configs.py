@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from broker_core.config.incremental_configs import ConfigOp
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import zookeeper_outcome
 from broker_core.server.handlers.config_resources import TOPIC, refuse_non_topic
@@ -19,7 +20,9 @@ async def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
     responses = []
     for resource in body.resources:
-        code, message = await _alter(ctx, resource, body.validate_only)
+        refusal = acl_checks.config_refusal(ctx, request, acl_checks.Op.ALTER_CONFIGS, resource.resource_type,
+                                            resource.resource_name)
+        code, message = refusal or await _alter(ctx, resource, body.validate_only)
         responses.append(
             R.AlterConfigsResourceResponse(
                 error_code=code,

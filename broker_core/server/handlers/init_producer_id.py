@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import error_code_for
 from broker_core.server.handlers.coordinator_writes import txn_state_settled
@@ -23,10 +24,26 @@ NO_PRODUCER_ID = -1
 PRODUCER_FENCED_FROM_VERSION = 4
 
 
+def _refusal(ctx: BrokerContext, request: Request) -> ErrorCode | None:
+    """Write on the transactional id; without one, IdempotentWrite on the cluster or Write on some topic."""
+    transactional_id = request.body.transactional_id
+    if transactional_id is not None:
+        if not acl_checks.transactional_id(ctx, request, acl_checks.Op.WRITE, transactional_id):
+            return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        return None
+    if acl_checks.cluster(ctx, request, acl_checks.Op.IDEMPOTENT_WRITE) or \
+            acl_checks.any_topic(ctx, request, acl_checks.Op.WRITE):
+        return None
+    return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+
+
 async def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
     if (body.producer_id == NO_PRODUCER_ID) != (body.producer_epoch == NO_PRODUCER_ID):
         return _failed(ErrorCode.INVALID_REQUEST)
+    refusal = _refusal(ctx, request)
+    if refusal is not None:
+        return _failed(refusal)
     if body.transactional_id is not None:
         if ctx.txn_coordinator is None:
             return _failed(ErrorCode.COORDINATOR_NOT_AVAILABLE)

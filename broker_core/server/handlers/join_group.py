@@ -11,6 +11,7 @@ from typing import Any
 
 from broker_core.coordinator.group.member import Protocol
 from broker_core.coordinator.group.results import JoinGroupResult
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.handlers.coordinator_writes import complete_once_group_settled
 from spate.protocol.connection import Request
@@ -25,6 +26,8 @@ MEMBER_ID_REQUIRED_FROM_VERSION = 4
 
 def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
+    if not acl_checks.group(ctx, request, acl_checks.Op.READ, body.group_id):
+        return _response(JoinGroupResult(ErrorCode.GROUP_AUTHORIZATION_FAILED, member_id=body.member_id))
     future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
     if body.reason:
         logger.info("member %r joins group %r: %s", body.member_id, body.group_id, body.reason)

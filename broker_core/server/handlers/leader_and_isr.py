@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from spate.protocol.connection import Request
 from spate.protocol.messages.leader_and_isr import LeaderAndIsrResponse
@@ -14,6 +15,9 @@ TOPIC_IDS_FROM = 5
 
 async def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
+    refusal = acl_checks.cluster_refusal(ctx, request, acl_checks.Op.CLUSTER_ACTION)
+    if refusal is not None:
+        return R(error_code=refusal, partition_errors=[], topics=[])
     outcome = await ctx.state_changes.become_leader_or_follower(body)
     if request.api_version < TOPIC_IDS_FROM:
         errors = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from broker_core.coordinator.group.results import MemberIdentity
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode
@@ -17,6 +18,10 @@ BATCHED_FROM_VERSION = 3
 def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
     batched = request.api_version >= BATCHED_FROM_VERSION
+    if not acl_checks.group(ctx, request, acl_checks.Op.READ, body.group_id):
+        denied = ErrorCode.GROUP_AUTHORIZATION_FAILED
+        return R(throttle_time_ms=0, error_code=denied, members=[]) if batched else R(throttle_time_ms=0,
+                                                                                     error_code=denied)
     if batched:
         members = [MemberIdentity(m.member_id, m.group_instance_id) for m in body.members]
     else:

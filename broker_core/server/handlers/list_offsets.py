@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from broker_core.replication.partition import Partition
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import error_code_for
 from broker_core.server.handlers.partition_lookup import leader_partition
@@ -44,10 +45,14 @@ NO_TIMESTAMP = -1
 
 def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
+    refused = acl_checks.refused_topics(ctx, request, acl_checks.Op.DESCRIBE, (topic.name for topic in body.topics))
     topics = [
         R.ListOffsetsTopicResponse(
             name=topic.name,
-            partitions=[_lookup(ctx, body, topic.name, p) for p in topic.partitions],
+            partitions=[_lookup(ctx, body, topic.name, p) if topic.name not in refused else
+                        R.ListOffsetsPartitionResponse(partition_index=p.partition_index,
+                                                       error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                        for p in topic.partitions],
         )
         for topic in body.topics
     ]

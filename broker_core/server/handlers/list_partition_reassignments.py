@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode
@@ -14,6 +15,9 @@ R = ListPartitionReassignmentsResponse
 
 
 async def handle(ctx: BrokerContext, request: Request) -> Any:
+    refusal = acl_checks.cluster_refusal(ctx, request, acl_checks.Op.DESCRIBE)
+    if refusal is not None:
+        return R(throttle_time_ms=0, error_code=refusal, topics=[])
     topics = request.body.topics
     wanted = None if topics is None else [TopicPartition(t.name, p) for t in topics for p in t.partition_indexes]
     ongoing = await ctx.admin.list_partition_reassignments(wanted)

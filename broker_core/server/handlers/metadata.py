@@ -14,6 +14,11 @@ From v10 each topic carries its id; from v12 a topic may be asked for by id
 alone (its name null), and an id the broker does not know answers
 UNKNOWN_TOPIC_ID with a null name. Topics asked for by id are never
 auto-created.
+
+With an authorizer, "all topics" lists only those the principal may
+Describe; a topic named without Describe is answered
+TOPIC_AUTHORIZATION_FAILED, and auto-creating one needs Create on the
+cluster or the topic (else TOPIC_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import Any
 
 from broker_core.cluster.errors import UnknownTopicError
 from broker_core.cluster.topic_names import is_internal_topic, is_valid_topic_name
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.handlers.topic_ids import topic_names_by_id
 from broker_core.server.metadata_view import MetadataView, PartitionMetadata
@@ -44,14 +50,16 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
     # v0 sends an empty list for "all topics"; v1+ sends null.
     if body.topics is None or (request.api_version == 0 and not body.topics):
         names = view.topic_names()
+        if acl_checks.enabled(ctx):
+            names = [name for name in names if acl_checks.topic(ctx, request, acl_checks.Op.DESCRIBE, name)]
         allow_create = False
     else:
         by_id = [t for t in body.topics if t.name is None]
         names = [t.name for t in body.topics if t.name is not None]
         allow_create = body.allow_auto_topic_creation
-    topics = [_describe_topic(ctx, name, allow_create, request.api_version) for name in names]
+    topics = [_describe_topic(ctx, request, name, allow_create) for name in names]
     if body.topics is not None and by_id:
-        topics += _describe_topics_by_id(ctx, [t.topic_id for t in by_id], request.api_version)
+        topics += _describe_topics_by_id(ctx, request, [t.topic_id for t in by_id])
     return R(
         throttle_time_ms=0,
         brokers=brokers,
@@ -61,7 +69,7 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
     )
 
 
-def _describe_topics_by_id(ctx: BrokerContext, topic_ids: list[Any], version: int) -> list[Any]:
+def _describe_topics_by_id(ctx: BrokerContext, request: Request, topic_ids: list[Any]) -> list[Any]:
     names = topic_names_by_id(ctx.metadata)
     described = []
     for topic_id in topic_ids:
@@ -70,16 +78,21 @@ def _describe_topics_by_id(ctx: BrokerContext, topic_ids: list[Any], version: in
             described.append(R.MetadataResponseTopic(error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None,
                                                      topic_id=topic_id, partitions=[]))
         else:
-            described.append(_describe_topic(ctx, name, False, version))
+            described.append(_describe_topic(ctx, request, name, False))
     return described
 
 
-def _describe_topic(ctx: BrokerContext, name: str, allow_create: bool, version: int) -> Any:
+def _describe_topic(ctx: BrokerContext, request: Request, name: str, allow_create: bool) -> Any:
+    version = request.api_version
+    if not acl_checks.topic(ctx, request, acl_checks.Op.DESCRIBE, name):
+        return R.MetadataResponseTopic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=name, partitions=[])
     if not is_valid_topic_name(name):
         return R.MetadataResponseTopic(error_code=ErrorCode.INVALID_TOPIC_EXCEPTION, name=name, partitions=[])
     try:
         topic = ctx.metadata.get_topic(name)
     except UnknownTopicError:
+        if allow_create and not _may_create(ctx, request, name):
+            return R.MetadataResponseTopic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=name, partitions=[])
         created = ctx.admin.auto_create(name) if allow_create else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         if isinstance(created, ErrorCode):
             return R.MetadataResponseTopic(error_code=created, name=name, partitions=[])
@@ -89,6 +102,11 @@ def _describe_topic(ctx: BrokerContext, name: str, allow_create: bool, version: 
         error_code=ErrorCode.NONE, name=name, topic_id=topic.topic_id, is_internal=is_internal_topic(name),
         partitions=partitions,
     )
+
+
+def _may_create(ctx: BrokerContext, request: Request, name: str) -> bool:
+    create = acl_checks.Op.CREATE
+    return acl_checks.cluster(ctx, request, create) or acl_checks.topic(ctx, request, create, name)
 
 
 def _describe_partition(view: MetadataView, index: int, state: PartitionMetadata, version: int) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from broker_core.coordinator.group.results import OffsetCommitEntry
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.handlers.coordinator_writes import group_offsets_settled
 from broker_core.server.handlers.requested_partitions import answer_each_partition, known_partitions
@@ -27,9 +28,25 @@ def requested_offsets(
     return offsets, errors
 
 
+def _authorized_offsets(
+    ctx: BrokerContext, request: Request
+) -> tuple[dict[TopicPartition, OffsetCommitEntry], dict[TopicPartition, ErrorCode]]:
+    """Read on the group (else GROUP_AUTHORIZATION_FAILED for all) and on each topic (else
+    TOPIC_AUTHORIZATION_FAILED), then the partitions that exist."""
+    body, read = request.body, acl_checks.Op.READ
+    if not acl_checks.group(ctx, request, read, body.group_id):
+        return {}, {TopicPartition(t.name, p.partition_index): ErrorCode.GROUP_AUTHORIZATION_FAILED
+                    for t in body.topics for p in t.partitions}
+    refused = acl_checks.refused_topics(ctx, request, read, (t.name for t in body.topics))
+    offsets, errors = requested_offsets(ctx, [t for t in body.topics if t.name not in refused])
+    errors.update({TopicPartition(t.name, p.partition_index): ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                   for t in body.topics if t.name in refused for p in t.partitions})
+    return offsets, errors
+
+
 async def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
-    offsets, errors = requested_offsets(ctx, body.topics)
+    offsets, errors = _authorized_offsets(ctx, request)
     if offsets:
         errors.update(
             ctx.group_coordinator.commit_offsets(

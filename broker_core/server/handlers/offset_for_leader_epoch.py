@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import error_code_for
 from broker_core.server.handlers.partition_lookup import leader_partition
@@ -20,13 +21,25 @@ R = OffsetForLeaderEpochResponse
 
 
 def handle(ctx: BrokerContext, request: Request) -> Any:
+    refused = _refused(ctx, request)
     topics = [
         R.OffsetForLeaderTopicResult(
-            topic=topic.topic, partitions=[_end_offset(ctx, topic.topic, p) for p in topic.partitions]
+            topic=topic.topic, partitions=[
+                _end_offset(ctx, topic.topic, p) if topic.topic not in refused else
+                R.EpochEndOffset(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, partition=p.partition)
+                for p in topic.partitions]
         )
         for topic in request.body.topics
     ]
     return R(throttle_time_ms=0, topics=topics)
+
+
+def _refused(ctx: BrokerContext, request: Request) -> frozenset[str]:
+    """A follower needs ClusterAction on the cluster, a consumer Describe on each topic."""
+    names = [topic.topic for topic in request.body.topics]
+    if acl_checks.enabled(ctx) and request.body.replica_id >= 0:
+        return frozenset() if acl_checks.cluster(ctx, request, acl_checks.Op.CLUSTER_ACTION) else frozenset(names)
+    return acl_checks.refused_topics(ctx, request, acl_checks.Op.DESCRIBE, names)
 
 
 def _end_offset(ctx: BrokerContext, topic: str, wanted: Any) -> Any:

@@ -14,6 +14,10 @@ refused before anything is written while the ISR is smaller than
 the purgatory (:class:`DelayedProduce`) for at most the request's
 ``timeout_ms``. With one replica the high watermark moves with the append, so
 nothing waits.
+
+With an authorizer, a transactional producer needs Write on its
+transactional id (else every partition: TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+and every producer Write on each topic (else TOPIC_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any
 
 from broker_core.cluster.topic_names import is_internal_topic
 from broker_core.replication.partition import ACKS_ALL
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.delayed_produce import DelayedProduce, ProducePartitionStatus
 from broker_core.server.errors import error_code_for
@@ -37,9 +42,12 @@ VALID_ACKS = (0, 1, ACKS_ALL)
 
 def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
+    refused = _refusals(ctx, request) if acl_checks.enabled(ctx) else {}
     topics = [
         (topic_data.name, [
-            _append(ctx, body.acks, topic_data.name, data.index, data.records) for data in topic_data.partition_data
+            _append(ctx, body.acks, topic_data.name, data.index, data.records) if topic_data.name not in refused
+            else ProducePartitionStatus(topic_data.name, data.index, refused[topic_data.name])
+            for data in topic_data.partition_data
         ])
         for topic_data in body.topic_data
     ]  # fmt: skip
@@ -50,6 +58,15 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
     if delayed.try_complete():
         return _response(topics)
     return _await_replication(ctx, delayed, body.timeout_ms, topics)
+
+
+def _refusals(ctx: BrokerContext, request: Request) -> dict[str, ErrorCode]:
+    body, write = request.body, acl_checks.Op.WRITE
+    transactional_id = getattr(body, "transactional_id", None)
+    if transactional_id is not None and not acl_checks.transactional_id(ctx, request, write, transactional_id):
+        return {t.name: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED for t in body.topic_data}
+    return {t.name: ErrorCode.TOPIC_AUTHORIZATION_FAILED for t in body.topic_data
+            if not acl_checks.topic(ctx, request, write, t.name)}
 
 
 async def _await_replication(

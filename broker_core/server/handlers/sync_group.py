@@ -11,6 +11,7 @@ import asyncio
 from typing import Any
 
 from broker_core.coordinator.group.results import SyncGroupResult
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.handlers.coordinator_writes import complete_once_group_settled
 from spate.protocol.connection import Request
@@ -22,6 +23,8 @@ R = SyncGroupResponse
 
 def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
+    if not acl_checks.group(ctx, request, acl_checks.Op.READ, body.group_id):
+        return R(throttle_time_ms=0, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, assignment=b"")
     future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
 
     def respond(result: SyncGroupResult) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.handlers.coordinator_writes import group_offsets_settled
 from broker_core.server.handlers.offset_commit import requested_offsets
@@ -21,14 +22,30 @@ from broker_core.server.handlers.txn_errors import for_version
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode
 from spate.protocol.messages.txn_offset_commit import TxnOffsetCommitResponse
+from spate.structs import TopicPartition
 
 R = TxnOffsetCommitResponse
+
+
+def _authorized_offsets(ctx: BrokerContext, request: Request) -> tuple[dict[TopicPartition, Any],
+                                                                      dict[TopicPartition, ErrorCode]]:
+    """Write on the transactional id, Read on the group, then Read on each topic."""
+    body, read = request.body, acl_checks.Op.READ
+    every = [TopicPartition(t.name, p.partition_index) for t in body.topics for p in t.partitions]
+    if not acl_checks.transactional_id(ctx, request, acl_checks.Op.WRITE, body.transactional_id):
+        return {}, dict.fromkeys(every, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    if not acl_checks.group(ctx, request, read, body.group_id):
+        return {}, dict.fromkeys(every, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    refused = acl_checks.refused_topics(ctx, request, read, (t.name for t in body.topics))
+    offsets, errors = requested_offsets(ctx, [t for t in body.topics if t.name not in refused])
+    errors.update({tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED for tp in every if tp.topic in refused})
+    return offsets, errors
 
 
 async def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
     version = request.api_version
-    offsets, errors = requested_offsets(ctx, body.topics)
+    offsets, errors = _authorized_offsets(ctx, request)
     if offsets:
         if ctx.group_coordinator is None:
             errors.update({tp: ErrorCode.COORDINATOR_NOT_AVAILABLE for tp in offsets})

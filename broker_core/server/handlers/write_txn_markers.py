@@ -18,6 +18,7 @@ import asyncio
 from typing import Any
 
 from broker_core.coordinator.transaction.txn_markers import MarkerRequest
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import error_code_for
 from broker_core.server.handlers.partition_lookup import leader_partition
@@ -33,7 +34,8 @@ R = WriteTxnMarkersResponse
 async def handle(ctx: BrokerContext, request: Request) -> Any:
     on_offsets_marker = _offsets_listener(ctx)
     codes: dict[tuple[int, str, int], ErrorCode] = {}
-    for marker in request.body.markers:
+    refusal = acl_checks.cluster_refusal(ctx, request, acl_checks.Op.CLUSTER_ACTION)
+    for marker in request.body.markers if refusal is None else ():
         ending = MarkerRequest(marker.producer_id, marker.producer_epoch, marker.coordinator_epoch,
                                commit=marker.transaction_result)
         for topic in marker.topics:
@@ -47,6 +49,9 @@ async def handle(ctx: BrokerContext, request: Request) -> Any:
     settled = await asyncio.gather(*(until_replicated(ctx.replicas, *tp, timeout_ms) for tp in written))
     replicated = dict(zip(written, settled))
     final = {key: replicated[key[1:]] if code == ErrorCode.NONE else code for key, code in codes.items()}
+    if refusal is not None:
+        final = {(m.producer_id, t.name, i): refusal for m in request.body.markers for t in m.topics
+                 for i in t.partition_indexes}
     results = [
         R.WritableTxnMarkerResult(
             producer_id=marker.producer_id,

@@ -27,6 +27,7 @@ import socket
 import time
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
+from spate.client.admin.acl_admin import AclAdmin, AclBinding, AclBindingFilter
 from spate.client.admin.admin_config import AdminConfig
 from spate.client.admin.admin_types import (
     AlterConfigOp,
@@ -458,6 +459,24 @@ class Admin:
     def _cluster_admin(self) -> ClusterAdmin:
         self._check_open()
         return ClusterAdmin(self._network, self._retrier)
+
+    # --- ACLs ---------------------------------------------------------------------------------------
+
+    def create_acls(self, bindings: Iterable[AclBinding], *, timeout_ms: float | None = None) -> None:
+        """Add ACLs (CreateAcls); AdminError names each refused binding."""
+        self._check_open()
+        AclAdmin(self._network, self._retrier).create(bindings, self._deadline(timeout_ms))
+
+    def describe_acls(self, acl_filter: AclBindingFilter = AclBindingFilter(), *,
+                      timeout_ms: float | None = None) -> list[AclBinding]:
+        """The ACLs the filter matches (every ACL by default)."""
+        self._check_open()
+        return AclAdmin(self._network, self._retrier).describe(acl_filter, self._deadline(timeout_ms))
+
+    def delete_acls(self, filters: Iterable[AclBindingFilter], *, timeout_ms: float | None = None) -> list[AclBinding]:
+        """Remove the ACLs each filter matches; returns those removed."""
+        self._check_open()
+        return AclAdmin(self._network, self._retrier).delete(filters, self._deadline(timeout_ms))
 
     # --- lifecycle ----------------------------------------------------------------------------------
 

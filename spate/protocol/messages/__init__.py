@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.messages import (
+    acls,
     add_offsets_to_txn,
     add_partitions_to_txn,
     alter_configs,
@@ -139,6 +140,9 @@ _PAIRS: list[tuple[Any, Any]] = [
         consumer_group_describe.ConsumerGroupDescribeRequest,
         consumer_group_describe.ConsumerGroupDescribeResponse,
     ),
+    (acls.DescribeAclsRequest, acls.DescribeAclsResponse),
+    (acls.CreateAclsRequest, acls.CreateAclsResponse),
+    (acls.DeleteAclsRequest, acls.DeleteAclsResponse),
 ]
 
 

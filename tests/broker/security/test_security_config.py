@@ -19,8 +19,13 @@ def certs(tmp_path_factory: pytest.TempPathFactory):
 
 
 def test_a_listener_override_wins_over_the_broker_wide_value() -> None:
-    loaded = BrokerConfig.from_properties({"ssl.client.auth": "none",
-                                           "listener.name.external.ssl.client.auth": "required"})
+    loaded = BrokerConfig.from_properties({
+        "listeners": "INTERNAL://127.0.0.1:9092,EXTERNAL://127.0.0.1:9093",
+        "listener.security.protocol.map": "INTERNAL:PLAINTEXT,EXTERNAL:SSL",
+        "inter.broker.listener.name": "INTERNAL",
+        "ssl.client.auth": "none",
+        "listener.name.external.ssl.client.auth": "required",
+    })
     assert listener_value(loaded.values, "EXTERNAL", "ssl.client.auth") == "required"
     assert listener_value(loaded.values, "INTERNAL", "ssl.client.auth") == "none"
 
