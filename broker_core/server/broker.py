@@ -53,6 +53,9 @@ from broker_core.metrics.listener_address import parse_metrics_listener
 from broker_core.security.credentials import FileScramCredentialStore, ZkScramCredentialStore
 from broker_core.security.inter_broker import InterBrokerSecurity
 from broker_core.security.principal import NoMatchingRuleError
+from broker_core.security.quotas.client_quota_manager import ClientQuotaManager
+from broker_core.security.quotas.quota_store import FileClientQuotaStore, ZkClientQuotaStore
+from broker_core.security.quotas.rate_sensor import RateConfig
 from broker_core.server.cluster_membership import ClusterMembership
 from broker_core.server.connection import ClientConnection
 from broker_core.server.context import BrokerContext
@@ -128,6 +131,8 @@ class Broker:
         self._metrics_listener = parse_metrics_listener(config.get_optional_str(METRICS_LISTENER))
         self.metrics = BrokerMetrics(self._socket_server.authentications) if self._metrics_listener else None
         self._registered = False
+        self.quota_store: ZkClientQuotaStore | FileClientQuotaStore | None = None
+        self.quotas: ClientQuotaManager | None = None
         self._log_cleaner: LogCleaner | None = None
         self._serving = False
 
@@ -174,6 +179,11 @@ class Broker:
                             else FileScramCredentialStore(config.metadata_dir))
         for security in self._socket_server.security.values():
             security.credentials = self.credentials
+        # Client quotas: the same znodes (or a file beside the metadata), and the rates of the clients.
+        self.quota_store = (ZkClientQuotaStore(self.membership.session) if self.membership is not None
+                            else FileClientQuotaStore(config.metadata_dir))
+        self.quotas = ClientQuotaManager(self.quota_store, RateConfig(
+            config.get_int("quota.window.num"), config.get_int("quota.window.size.seconds")))
         default_log_config = LogConfig(**to_log_config_kwargs(config))
         log_manager = LogManager(
             list(config.log_dirs), default_log_config, clock=self._clock,
@@ -291,7 +301,7 @@ class Broker:
             versions={key: span for key, span in ADVERTISED_VERSIONS.items() if key in apis}, clock=self._clock,
             metadata=view, admin=admin, group_coordinator=self._group_coordinator,
             txn_coordinator=self._txn_coordinator, membership=self.membership, metrics=self.metrics,
-            credentials=self.credentials, **cluster,
+            credentials=self.credentials, quota_store=self.quota_store, **cluster,
         )
 
     def _listener_context(self, context: BrokerContext, view: StoreMetadataView | MetadataCache,
@@ -467,7 +477,7 @@ class Broker:
         connection = ClientConnection(
             reader, writer, self._dispatcher, listener_name=listener_name, versions=self._versions,
             max_request_size=self.config.get_int("socket.request.max.bytes"), memory_pool=self._memory_pool,
-            **security,
+            quotas=self.quotas, **security,
         )
         task = asyncio.current_task()
         self._connections[task] = connection
@@ -511,6 +521,8 @@ class Broker:
             await self._admin.close()
         if self._producer_ids is not None:
             self._producer_ids.close()
+        if self.quota_store is not None:
+            self.quota_store.close()
         if self.membership is not None:
             # Resigns as controller and ends the session: the registration goes with it.
             await asyncio.to_thread(self.membership.close)

@@ -9,6 +9,7 @@ from broker_core.config.broker_config import BrokerConfig
 from broker_core.coordinator.group.group_coordinator import GroupCoordinator
 from broker_core.coordinator.transaction.txn_coordinator import TransactionCoordinator
 from broker_core.security.credentials import ScramCredentialStore
+from broker_core.security.quotas.quota_store import ClientQuotaStore
 from broker_core.server.cluster_membership import ClusterMembership
 from broker_core.server.isr_manager import IsrManager
 from broker_core.server.metadata_view import MetadataView
@@ -51,3 +52,5 @@ class BrokerContext:
     metrics: BrokerMetrics | None = None
     # SCRAM users (AlterUserScramCredentials / DescribeUserScramCredentials).
     credentials: ScramCredentialStore | None = None
+    # Client quotas (AlterClientQuotas / DescribeClientQuotas).
+    quota_store: ClientQuotaStore | None = None

@@ -14,6 +14,7 @@ from spate.protocol.api_keys import ApiKey
 from spate.protocol.messages import (
     add_offsets_to_txn,
     add_partitions_to_txn,
+    alter_client_quotas,
     alter_configs,
     alter_partition_reassignments,
     alter_user_scram_credentials,
@@ -24,6 +25,7 @@ from spate.protocol.messages import (
     delete_groups,
     delete_records,
     delete_topics,
+    describe_client_quotas,
     describe_cluster,
     describe_configs,
     describe_groups,
@@ -116,6 +118,8 @@ _PAIRS: list[tuple[Any, Any]] = [
         alter_user_scram_credentials.AlterUserScramCredentialsRequest,
         alter_user_scram_credentials.AlterUserScramCredentialsResponse,
     ),
+    (describe_client_quotas.DescribeClientQuotasRequest, describe_client_quotas.DescribeClientQuotasResponse),
+    (alter_client_quotas.AlterClientQuotasRequest, alter_client_quotas.AlterClientQuotasResponse),
 ]
 
 

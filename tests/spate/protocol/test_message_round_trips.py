@@ -80,6 +80,8 @@ class SampleMaker:
             return rng.choice([0, -1, 1, low, high, rng.randint(low, high)])
         if kind is t.BOOLEAN:
             return rng.random() < 0.5
+        if kind is t.FLOAT64:
+            return rng.choice([0.0, -1.5, 1048576.0, 1e300, rng.uniform(-1e6, 1e6)])
         if kind is t.STRING:
             return "".join(rng.choice("abcxyz-._é€") for _ in range(rng.randint(0, 12)))
         if kind in (t.BYTES, t.RECORDS):
@@ -138,9 +140,12 @@ CLUSTER_APIS = frozenset(
 
 
 # SaslAuthenticate v2 is flexible; librdkafka, kafka-python and aiokafka send at most v1, so only clients that
-# read tagged fields (Java's) choose it. The SCRAM credential APIs have no non-flexible version in Kafka.
+# read tagged fields (Java's) choose it. The SCRAM credential APIs have no non-flexible version in Kafka. The
+# client quota APIs are v0-1 (v1 flexible), as in Kafka 3.9; librdkafka versions with the tag-skipping fault
+# do not send them.
 FLEXIBLE_CLIENT_APIS = frozenset({ApiKey.SASL_AUTHENTICATE, ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS,
-                                  ApiKey.ALTER_USER_SCRAM_CREDENTIALS})
+                                  ApiKey.ALTER_USER_SCRAM_CREDENTIALS, ApiKey.DESCRIBE_CLIENT_QUOTAS,
+                                  ApiKey.ALTER_CLIENT_QUOTAS})
 
 
 def test_advertised_client_api_versions_are_non_flexible() -> None:
