@@ -18,6 +18,7 @@ from spate.cli import (
     groups,
     perf,
     produce,
+    quotas,
     topics,
     transactions,
     users,
@@ -26,7 +27,8 @@ from spate.cli import (
 from spate.cli.errors import CliError
 
 # Each command module exposes ``register(subparsers)`` and sets ``func`` on its parser.
-COMMAND_MODULES = (broker, zookeeper, cluster, topics, produce, consume, perf, groups, transactions, certs, users)
+COMMAND_MODULES = (broker, zookeeper, cluster, topics, produce, consume, perf, groups, transactions, certs, users,
+                   quotas)
 
 
 def build_parser() -> argparse.ArgumentParser:
