@@ -20,6 +20,7 @@ from rich.table import Table
 from spate.cli.common import (
     add_connection_arguments,
     client_errors,
+    client_security,
     command_group,
     console,
 )
@@ -126,7 +127,7 @@ def iso_datetime(text: str) -> int:
 def _session(args: argparse.Namespace) -> Iterator[Admin]:
     with client_errors(args.bootstrap_server):
         admin = Admin(args.bootstrap_server, default_api_timeout_ms=args.api_timeout_ms,
-                      request_timeout_ms=args.api_timeout_ms, client_id="spate-cli")
+                      request_timeout_ms=args.api_timeout_ms, client_id="spate-cli", **client_security(args))
         try:
             with _group_errors():
                 yield admin
