@@ -85,6 +85,9 @@ def security_settings(properties: Mapping[str, str]) -> dict[str, Any]:
                                                   "openssl or keytool)")
         elif name != "sasl.jaas.config":
             raise SecurityPropertyError(name, "is not a security setting Spate's client supports")
+    mechanism = settings.get("sasl_mechanism")
+    if mechanism is not None and mechanism.upper() not in MECHANISMS:
+        raise SecurityPropertyError("sasl.mechanism", f"must be one of {', '.join(MECHANISMS)}, not {mechanism!r}")
     if "sasl.jaas.config" in properties:
         settings.update(_jaas_settings(properties["sasl.jaas.config"], settings.get("sasl_mechanism", "PLAIN")))
     _check_values(settings)
@@ -108,12 +111,14 @@ def _jaas_settings(text: str, mechanism: str) -> dict[str, str]:
 
 def _check_values(settings: dict[str, Any]) -> None:
     protocol = settings.get("security_protocol")
-    if protocol is not None and protocol.upper() not in SECURITY_PROTOCOLS:
-        raise SecurityPropertyError("security.protocol", f"must be one of {', '.join(SECURITY_PROTOCOLS)}, "
-                                                         f"not {protocol!r}")
-    mechanism = settings.get("sasl_mechanism")
-    if mechanism is not None and mechanism.upper() not in MECHANISMS:
-        raise SecurityPropertyError("sasl.mechanism", f"must be one of {', '.join(MECHANISMS)}, not {mechanism!r}")
+    if protocol is not None:
+        if protocol.upper() not in SECURITY_PROTOCOLS:
+            raise SecurityPropertyError("security.protocol", f"must be one of {', '.join(SECURITY_PROTOCOLS)}, "
+                                                             f"not {protocol!r}")
+        settings["security_protocol"] = protocol = protocol.upper()
+        if protocol.startswith("SASL_") and ("sasl_username" not in settings or "sasl_password" not in settings):
+            raise SecurityPropertyError("sasl.jaas.config", f"is needed with security.protocol={protocol} (or "
+                                                            "sasl.username and sasl.password)")
     algorithm = settings.get("ssl_endpoint_identification_algorithm")
     if algorithm is not None:
         if algorithm.lower() not in ("https", "", "none"):
