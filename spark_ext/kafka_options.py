@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from spate.client.security_properties import SecurityPropertyError, is_security_property, security_settings
+from spate.client import SecurityPropertyError, is_security_property, security_settings
 
 # Client keywords of the security settings: every client of a read or write (admin too) takes them.
 SECURITY_KEYWORDS = frozenset({
