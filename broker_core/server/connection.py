@@ -40,7 +40,7 @@ from typing import Any, Mapping
 from broker_core.metrics.request_timing import clock, record_request
 from broker_core.security.principal import ANONYMOUS, KafkaPrincipal
 from broker_core.security.quotas.client_quota_manager import ClientQuotaManager
-from broker_core.security.quotas.throttling import response_size, throttle_ms
+from broker_core.security.quotas.throttling import exempt, response_size, throttle_ms
 from broker_core.server.dispatch import RequestDispatcher
 from broker_core.server.memory_pool import MemoryPool
 from broker_core.server.sasl_gate import GateReply, SaslGate
@@ -318,6 +318,8 @@ class ClientConnection:
 
     def _throttle(self, request: Request, response_bytes: int, handling_s: float) -> int:
         assert self._quotas is not None
+        if exempt(request.api_key, request.body):
+            return 0
         return throttle_ms(self._quotas, request.api_key, self.principal.name, request.header.client_id or "",
                            request_bytes=request.size, response_bytes=response_bytes, handling_s=handling_s)
 

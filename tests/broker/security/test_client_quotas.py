@@ -151,3 +151,16 @@ class TestFileStore:
     def test_entity_paths_are_kafkas_znode_paths(self, entity: ClientQuotaEntity, path: str) -> None:
         assert entity_path(entity) == path
         assert parse_entity_path(path) == entity
+
+
+class TestExemptions:
+    def test_follower_fetches_and_cluster_requests_are_never_throttled(self) -> None:
+        from types import SimpleNamespace
+
+        from broker_core.security.quotas.throttling import exempt
+        from spate.protocol.api_keys import ApiKey
+
+        assert exempt(ApiKey.FETCH, SimpleNamespace(replica_id=2))
+        assert not exempt(ApiKey.FETCH, SimpleNamespace(replica_id=-1))
+        assert exempt(ApiKey.LEADER_AND_ISR, None) and exempt(ApiKey.WRITE_TXN_MARKERS, None)
+        assert not exempt(ApiKey.PRODUCE, None)
