@@ -180,8 +180,9 @@ class Broker:
         for security in self._socket_server.security.values():
             security.credentials = self.credentials
         # Client quotas: the same znodes (or a file beside the metadata), and the rates of the clients.
-        self.quota_store = (ZkClientQuotaStore(self.membership.session) if self.membership is not None
-                            else FileClientQuotaStore(config.metadata_dir))
+        self.quota_store = await asyncio.to_thread(
+            lambda: ZkClientQuotaStore(self.membership.session) if self.membership is not None
+            else FileClientQuotaStore(config.metadata_dir))
         self.quotas = ClientQuotaManager(self.quota_store, RateConfig(
             config.get_int("quota.window.num"), config.get_int("quota.window.size.seconds")))
         default_log_config = LogConfig(**to_log_config_kwargs(config))
