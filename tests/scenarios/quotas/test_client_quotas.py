@@ -137,3 +137,17 @@ def test_confluent_kafka_reports_the_throttling(broker: BrokerProcess) -> None:
         set_quota(broker, {"user": None}, {"producer_byte_rate": None})
     assert delivered == [None] * 300
     assert throttles and max(throttles) > 0
+
+
+def test_a_client_over_its_request_percentage_is_throttled(broker: BrokerProcess) -> None:
+    from confluent_kafka import Producer as ConfluentProducer
+
+    set_quota(broker, {"client-id": "chatty"}, {"request_percentage": 0.00001})
+    throttles: list[int] = []
+    producer = ConfluentProducer({"bootstrap.servers": broker.bootstrap, "client.id": "chatty",
+                                  "throttle_cb": lambda event: throttles.append(event.throttle_time)})
+    producer.list_topics(timeout=30)
+    deadline = time.monotonic() + 15
+    while not throttles and time.monotonic() < deadline:
+        producer.poll(0.2)
+    assert throttles and max(throttles) > 0
