@@ -12,6 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from spate.client import SecurityPropertyError, is_security_property, security_settings
+
+# Client keywords of the security settings: every client of a read or write (admin too) takes them.
+SECURITY_KEYWORDS = frozenset({
+    "security_protocol", "sasl_mechanism", "sasl_username", "sasl_password", "ssl_truststore_location",
+    "ssl_keystore_location", "ssl_key_password", "ssl_endpoint_identification_algorithm",
+})
+
 
 class OptionError(ValueError):
     """An option a spate source or sink cannot accept; ``option`` is its name as users spell it."""
@@ -69,11 +77,20 @@ class OptionRules:
                 settings[keyword] = text
             else:
                 settings[keyword] = self.parse_int(name, text, minimum=1 if kind == "positive" else 0)
-        if "kafka.security.protocol" in opts:
-            used.append("kafka.security.protocol")
-            if opts["kafka.security.protocol"].strip().upper() != "PLAINTEXT":
-                raise self.error("kafka.security.protocol", "only PLAINTEXT is supported")
+        settings.update(self.security(opts, used))
         return settings, used
+
+    def security(self, opts: Mapping[str, str], used: list[str]) -> dict[str, Any]:
+        """``kafka.security.protocol``, ``kafka.sasl.*`` and ``kafka.ssl.*`` as client keywords (Kafka's
+        client properties, ``sasl.jaas.config`` included); appends the options' names to ``used``."""
+        properties = {name[len("kafka."):]: value for name, value in opts.items()
+                      if name.startswith("kafka.") and (name == "kafka.security.protocol"
+                                                        or is_security_property(name[len("kafka."):]))}
+        used.extend(f"kafka.{name}" for name in properties)
+        try:
+            return security_settings(properties)
+        except SecurityPropertyError as exc:
+            raise self.error(f"kafka.{exc.property}", str(exc).split(": ", 1)[1]) from None
 
     def aliased(
         self, opts: Mapping[str, str], plain: str, prefixed: str, *, same: Callable[[str], str] = str.strip

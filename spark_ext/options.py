@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from spark_ext.consumer_strategy import Assign, ConsumerStrategy, Subscribe, SubscribePattern
-from spark_ext.kafka_options import OptionError, OptionRules
+from spark_ext.kafka_options import SECURITY_KEYWORDS, OptionError, OptionRules
 from spark_ext.metrics_options import NAMES as METRICS_OPTIONS
 from spark_ext.metrics_options import MetricsOptions, parse_metrics_options
 from spark_ext.offset_spec import (
@@ -170,8 +170,8 @@ class SourceOptions:
     metrics: MetricsOptions | None = None
 
     def admin_settings(self) -> dict[str, Any]:
-        """The consumer settings an Admin client takes too (timeouts, backoffs, client id)."""
-        return {k: v for k, v in self.consumer_settings.items() if k in _ADMIN_KEYWORDS}
+        """The consumer settings an Admin client takes too (timeouts, backoffs, client id, security)."""
+        return {k: v for k, v in self.consumer_settings.items() if k in _ADMIN_KEYWORDS or k in SECURITY_KEYWORDS}
 
 
 def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> SourceOptions:

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from spark_ext.checkpoint_offsets import CheckpointOffsetsError, local_checkpoint_dir
-from spark_ext.kafka_options import OptionError, OptionRules
+from spark_ext.kafka_options import SECURITY_KEYWORDS, OptionError, OptionRules
 from spark_ext.metrics_options import NAMES as METRICS_OPTIONS
 from spark_ext.metrics_options import MetricsOptions, parse_metrics_options
 
@@ -143,7 +143,7 @@ class SinkOptions:
     def admin_settings(self) -> dict[str, Any]:
         """The producer settings an Admin client takes too."""
         keep = ("request_timeout_ms", "retry_backoff_ms", "retry_backoff_max_ms", "connect_timeout_ms", "client_id")
-        return {k: v for k, v in self.producer_settings.items() if k in keep}
+        return {k: v for k, v in self.producer_settings.items() if k in keep or k in SECURITY_KEYWORDS}
 
 
 def parse_sink_options(options: Mapping[str, str], *, streaming: bool) -> SinkOptions:

@@ -101,6 +101,9 @@ _DEFINITIONS = (
     _p("num.network.threads", INT, 3, "Threads reading requests from and writing responses to sockets.", at_least(1)),
     _p("num.io.threads", INT, 8, "Threads that process requests, including disk I/O.", at_least(1)),
     _p("background.threads", INT, 10, "Threads for background work such as deleting files.", at_least(1)),
+    # Client quotas: the rate window (set quotas with AlterClientQuotas).
+    _p("quota.window.num", INT, 11, "Samples kept for client quota rates.", at_least(1)),
+    _p("quota.window.size.seconds", INT, 1, "Length of each client quota rate sample.", at_least(1)),
     _p(
         "queued.max.requests",
         INT,

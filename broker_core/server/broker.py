@@ -56,6 +56,9 @@ from broker_core.security.authorizer.authorizer import Authorizer, authorizer_en
 from broker_core.security.credentials import FileScramCredentialStore, ZkScramCredentialStore
 from broker_core.security.inter_broker import InterBrokerSecurity
 from broker_core.security.principal import NoMatchingRuleError
+from broker_core.security.quotas.client_quota_manager import ClientQuotaManager
+from broker_core.security.quotas.quota_store import FileClientQuotaStore, ZkClientQuotaStore
+from broker_core.security.quotas.rate_sensor import RateConfig
 from broker_core.server.clean_plan_service import CleanPlanService
 from broker_core.server.cluster_membership import ClusterMembership
 from broker_core.server.connection import ClientConnection
@@ -136,6 +139,8 @@ class Broker:
         self._metrics_listener = parse_metrics_listener(config.get_optional_str(METRICS_LISTENER))
         self.metrics = BrokerMetrics(self._socket_server.authentications) if self._metrics_listener else None
         self._registered = False
+        self.quota_store: ZkClientQuotaStore | FileClientQuotaStore | None = None
+        self.quotas: ClientQuotaManager | None = None
         self._log_cleaner: LogCleaner | None = None
         self._clean_plans = CleanPlanService()
         self._serving = False
@@ -185,6 +190,12 @@ class Broker:
         for security in self._socket_server.security.values():
             security.credentials = self.credentials
         await asyncio.to_thread(self._start_authorizer)
+        # Client quotas: the same znodes (or a file beside the metadata), and the rates of the clients.
+        self.quota_store = await asyncio.to_thread(
+            lambda: ZkClientQuotaStore(self.membership.session) if self.membership is not None
+            else FileClientQuotaStore(config.metadata_dir))
+        self.quotas = ClientQuotaManager(self.quota_store, RateConfig(
+            config.get_int("quota.window.num"), config.get_int("quota.window.size.seconds")))
         default_log_config = LogConfig(**to_log_config_kwargs(config))
         log_manager = LogManager(
             list(config.log_dirs), default_log_config, clock=self._clock,
@@ -304,7 +315,8 @@ class Broker:
             versions={key: span for key, span in ADVERTISED_VERSIONS.items() if key in apis}, clock=self._clock,
             metadata=view, admin=admin, group_coordinator=self._group_coordinator,
             txn_coordinator=self._txn_coordinator, membership=self.membership, metrics=self.metrics,
-            credentials=self.credentials, clean_plans=self._clean_plans, authorizer=self.authorizer, **cluster,
+            credentials=self.credentials, clean_plans=self._clean_plans, authorizer=self.authorizer,
+            quota_store=self.quota_store, **cluster,
         )
 
     def _start_authorizer(self) -> None:
@@ -493,7 +505,7 @@ class Broker:
         connection = ClientConnection(
             reader, writer, self._dispatcher, listener_name=listener_name, versions=self._versions,
             max_request_size=self.config.get_int("socket.request.max.bytes"), memory_pool=self._memory_pool,
-            **security,
+            quotas=self.quotas, **security,
         )
         task = asyncio.current_task()
         self._connections[task] = connection
@@ -558,6 +570,8 @@ class Broker:
             self._producer_ids.close()
         if self.authorizer is not None:
             self.authorizer.close()
+        if self.quota_store is not None:
+            self.quota_store.close()
         if self.membership is not None:
             # Resigns as controller and ends the session: the registration goes with it.
             await asyncio.to_thread(self.membership.close)

@@ -33,12 +33,15 @@ the dispatcher dropped; :meth:`ClientConnection.abort` ends both at once.
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import time
 from typing import Any, Mapping
 
 from broker_core.metrics.request_timing import clock, record_request
 from broker_core.security.principal import ANONYMOUS, KafkaPrincipal
+from broker_core.security.quotas.client_quota_manager import ClientQuotaManager
+from broker_core.security.quotas.throttling import exempt, response_size, throttle_ms
 from broker_core.server.dispatch import RequestDispatcher
 from broker_core.server.memory_pool import MemoryPool
 from broker_core.server.sasl_gate import GateReply, SaslGate
@@ -74,6 +77,7 @@ class ClientConnection:
         gate: SaslGate | None = None,
         principal: KafkaPrincipal = ANONYMOUS,
         zero_copy: bool = True,
+        quotas: ClientQuotaManager | None = None,
     ) -> None:
         self._reader = reader
         self._writer = writer
@@ -83,6 +87,10 @@ class ClientConnection:
         self._gate = gate
         self._transport_principal = principal
         self._zero_copy = zero_copy
+        # Client quotas: a throttled answer mutes the reader until this loop time.
+        self._quotas = quotas
+        self._muted_until = 0.0
+        self._read_times: collections.deque[float] = collections.deque()  # of the requests queued, in order
         peer = writer.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
         client_host = peer[0] if isinstance(peer, tuple) else ""
@@ -191,6 +199,8 @@ class ClientConnection:
             data = await self._reader.read(READ_CHUNK)
             if not data:
                 return
+            if self._muted_until:  # throttled: what arrived meanwhile waits (KIP-219's muted channel)
+                await self._wait_while_muted()
             codec.receive_data(data)
             while True:
                 gate = self._gate
@@ -241,6 +251,8 @@ class ClientConnection:
                 else:
                     pool.allocate(request.size)
                     self._held += request.size
+                if self._quotas is not None:
+                    self._read_times.append(clock())
                 await pending.put((request, await dispatcher.submit(request, self.listener_name)))
 
     async def _send_inline(self, reply: GateReply) -> bool:
@@ -278,9 +290,17 @@ class ClientConnection:
                 self._writer.transport.abort()
                 return
             writing_at = clock()
+            read_at = self._read_times.popleft() if self._read_times else writing_at
+            throttled_ms = 0
             if request.expects_response:
                 parts = encode_response_parts(request.header.correlation_id, request.api_key, request.api_version,
                                               body)
+                if self._quotas is not None and self._quotas.has_quotas():
+                    throttled_ms = self._throttle(request, response_size(parts), writing_at - read_at)
+                    if throttled_ms and hasattr(body, "throttle_time_ms"):
+                        body.throttle_time_ms = max(body.throttle_time_ms, throttled_ms)
+                        parts = encode_response_parts(request.header.correlation_id, request.api_key,
+                                                      request.api_version, body)
                 # Everything up to the next large file range goes out in one write (one syscall).
                 chunk: list[Any] = []
                 for part in parts:
@@ -294,10 +314,32 @@ class ClientConnection:
                         await self._send_file_range(part)
                 self._writer.writelines(chunk)
                 await self._writer.drain()
+            elif self._quotas is not None and self._quotas.has_quotas():  # acks=0: no answer, still throttled
+                throttled_ms = self._throttle(request, 0, writing_at - read_at)
+            if throttled_ms:
+                self._mute(throttled_ms)
             self._held -= request.size
             pool.release(request.size)
             if self._dispatcher.metrics is not None:
                 record_request(self._dispatcher.metrics, request, payload, body, writing_at)
+
+    def _throttle(self, request: Request, response_bytes: int, handling_s: float) -> int:
+        assert self._quotas is not None
+        if exempt(request.api_key, request.body):
+            return 0
+        return throttle_ms(self._quotas, request.api_key, self.principal.name, request.header.client_id or "",
+                           request_bytes=request.size, response_bytes=response_bytes, handling_s=handling_s)
+
+    def _mute(self, throttle_ms: int) -> None:
+        """Read nothing more for ``throttle_ms`` (the answer carrying it is already on its way)."""
+        until = asyncio.get_running_loop().time() + throttle_ms / 1000
+        self._muted_until = max(self._muted_until, until)
+
+    async def _wait_while_muted(self) -> None:
+        loop = asyncio.get_running_loop()
+        while (remaining := self._muted_until - loop.time()) > 0:
+            await asyncio.sleep(remaining)
+        self._muted_until = 0.0
 
     async def _send_file_range(self, ref: FileRangeRef) -> None:
         file_slice: FetchSlice = ref.payload

@@ -9,6 +9,7 @@ from broker_core.config.broker_config import BrokerConfig
 from broker_core.coordinator.group.group_coordinator import GroupCoordinator
 from broker_core.coordinator.transaction.txn_coordinator import TransactionCoordinator
 from broker_core.security.credentials import ScramCredentialStore
+from broker_core.security.quotas.quota_store import ClientQuotaStore
 from broker_core.server.clean_plan_service import CleanPlanService
 from broker_core.server.cluster_membership import ClusterMembership
 from broker_core.server.isr_manager import IsrManager
@@ -57,3 +58,5 @@ class BrokerContext:
     clean_plans: CleanPlanService | None = None
     # ACL checks (authorizer.class.name); None: every request is allowed.
     authorizer: Authorizer | None = None
+    # Client quotas (AlterClientQuotas / DescribeClientQuotas).
+    quota_store: ClientQuotaStore | None = None

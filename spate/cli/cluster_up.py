@@ -43,6 +43,8 @@ from spate.cli.common import (
 from spate.cli.errors import CliError
 from spate.cli.local_cluster import ChildProcess, LocalCluster
 from spate.cli.monitoring import free_ports, metrics_urls, where_to_look, write_prometheus_config
+from spate.cli.secure_cluster import ADMIN_USER
+from spate.cli.secure_cluster import prepare as prepare_secure
 from spate.cli.zookeeper import port_number
 from spate.client import Admin, ClientError, ClusterDescription, KafkaError
 
@@ -74,6 +76,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                     help=f"ZooKeeper's client port (default: {DEFAULT_ZOOKEEPER_PORT})")
     up.add_argument("--override", type=key_value, action="append", default=[], metavar="KEY=VALUE",
                     help="a broker property for every broker (Kafka's names); repeatable")
+    up.add_argument("--secure", action="store_true",
+                    help="SASL_SSL (SCRAM-SHA-512) for clients and brokers: certificates in DIR/certs, an admin "
+                         "user, and DIR/client.properties for --command-config")
     up.add_argument("--monitoring", action="store_true",
                     help="every broker serves Prometheus metrics on a free port (GET /metrics); the ports, a "
                     "Prometheus scrape config (DATA_DIR/prometheus.yml) and the Grafana dashboard are printed")
@@ -94,9 +99,11 @@ def run_up(args: argparse.Namespace) -> int:
     if args.base_port <= args.zookeeper_port <= last_port:
         raise CliError(f"--zookeeper-port {args.zookeeper_port} is one of the brokers' ports", exit_code=2)
     taken = {args.zookeeper_port, *range(args.base_port, last_port + 1)}
+    bootstrap = ",".join(f"127.0.0.1:{port}" for port in range(args.base_port, last_port + 1))
     cluster = LocalCluster(args.data_dir, args.brokers, args.base_port, args.zookeeper_port,
                            overrides=[f"{k}={v}" for k, v in args.override],
-                           metrics_ports=free_ports(args.brokers, taken) if args.monitoring else [])
+                           metrics_ports=free_ports(args.brokers, taken) if args.monitoring else [],
+                           secure=prepare_secure(args.data_dir, bootstrap) if args.secure else None)
     stopping = threading.Event()
 
     def on_signal(signum: int, frame: object) -> None:
@@ -116,6 +123,10 @@ def run_up(args: argparse.Namespace) -> int:
                 print(cluster.bootstrap, flush=True)
             print(f"spate: {args.brokers} broker(s) up, ZooKeeper on 127.0.0.1:{args.zookeeper_port}, "
                   f"logs in {args.data_dir}; SIGTERM or Ctrl-C stops them", file=sys.stderr, flush=True)
+            if cluster.secure is not None:
+                print(f"spate: SASL_SSL with SCRAM-SHA-512 as user {ADMIN_USER}; client properties in "
+                      f"{cluster.secure.properties} (--command-config, Kafka's tools) and "
+                      f"{cluster.secure.confluent_properties} (confluent-kafka, kcat)", file=sys.stderr, flush=True)
             if cluster.metrics_ports:
                 print(where_to_look(cluster.metrics_ports, _prometheus_config_path(cluster)), file=sys.stderr,
                       flush=True)
@@ -174,7 +185,7 @@ def _wait_quietly(cluster: LocalCluster, stopping: threading.Event) -> None:
 
 def _show_status(cluster: LocalCluster, stopping: threading.Event, *, as_json: bool) -> None:
     with Admin(cluster.bootstrap, default_api_timeout_ms=_STATUS_TIMEOUT_MS, request_timeout_ms=_STATUS_TIMEOUT_MS,
-               connect_timeout_ms=_STATUS_TIMEOUT_MS, client_id="spate-cluster-up") as admin:
+               connect_timeout_ms=_STATUS_TIMEOUT_MS, client_id="spate-cluster-up", **cluster.client_settings) as admin:
         if as_json:
             while True:
                 print_json(status_document(cluster, *_observe(admin)))
@@ -204,6 +215,9 @@ def _started_document(cluster: LocalCluster) -> dict[str, Any]:
         "brokers": [{"id": i, "address": cluster.address(i), "log": str(child.log_path)}
                     for i, child in enumerate(cluster.broker_processes)],
     }
+    if cluster.secure is not None:
+        document["client_properties"] = str(cluster.secure.properties)
+        document["confluent_properties"] = str(cluster.secure.confluent_properties)
     if cluster.metrics_ports:
         for broker, url in zip(document["brokers"], metrics_urls(cluster.metrics_ports)):
             broker["metrics"] = url

@@ -3,7 +3,9 @@
 Every command takes ``--bootstrap-server HOST:PORT`` (default from
 ``SPATE_BOOTSTRAP_SERVER``, else ``127.0.0.1:9092``) and ``--api-timeout-ms``,
 the longest any one broker operation may take, so an unreachable broker
-fails in bounded time with one line on stderr. Commands that describe the
+fails in bounded time with one line on stderr. ``--command-config FILE`` is a
+Kafka client properties file whose ``security.protocol``, ``sasl.*`` and
+``ssl.*`` settings secure the connections, as Kafka's tools take it. Commands that describe the
 cluster take ``--output table|json``: tables for people, one JSON document
 on one line of stdout for scripts.
 """
@@ -31,6 +33,7 @@ from spate.client import (
     KafkaTimeoutError,
     NetworkError,
 )
+from spate.client.security_properties import SecurityPropertyError, read_properties, security_settings
 
 BOOTSTRAP_ENV = "SPATE_BOOTSTRAP_SERVER"
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
@@ -86,13 +89,36 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="MS",
         help=f"give up on a broker operation after this long (default: {DEFAULT_API_TIMEOUT_MS})",
     )
+    parser.add_argument(
+        "--command-config",
+        metavar="FILE",
+        help="Kafka client properties (security.protocol, sasl.mechanism, sasl.jaas.config, ssl.*) for the "
+             "connections",
+    )
+
+
+def client_security(args: argparse.Namespace) -> dict[str, Any]:
+    """The client security settings of ``--command-config`` (none without it)."""
+    path = getattr(args, "command_config", None)
+    if path is None:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            properties = read_properties(handle.read())
+    except OSError as exc:
+        raise CliError(f"cannot read --command-config {path}: {exc.strerror or exc}", exit_code=USAGE_EXIT) from None
+    try:
+        return security_settings(properties)
+    except SecurityPropertyError as exc:
+        raise CliError(f"--command-config {path}: {exc}", exit_code=USAGE_EXIT) from None
 
 
 def open_admin(args: argparse.Namespace) -> Admin:
-    """An admin client for the command's ``--bootstrap-server`` and ``--api-timeout-ms``."""
+    """An admin client for the command's ``--bootstrap-server``, ``--api-timeout-ms`` and ``--command-config``."""
+    security = client_security(args)
     with client_errors(args.bootstrap_server):
         return Admin(args.bootstrap_server, default_api_timeout_ms=args.api_timeout_ms,
-                     request_timeout_ms=args.api_timeout_ms, client_id="spate-cli")
+                     request_timeout_ms=args.api_timeout_ms, client_id="spate-cli", **security)
 
 
 # --- argument types -----------------------------------------------------------------------------

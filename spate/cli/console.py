@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import fields
 from typing import Any
 
-from spate.cli.common import add_connection_arguments, client_errors, positive_int
+from spate.cli.common import add_connection_arguments, client_errors, client_security, positive_int
 from spate.cli.errors import CliError
-from spate.cli.kafka_tools.tool import read_properties
-from spate.client.config import ClientConfig
 
 DEFAULT_PORT = 8080
 
@@ -34,21 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="hide and refuse every action (the default with a secured connection)")
     access.add_argument("--read-write", dest="read_only", action="store_false",
                         help="allow actions even over a secured connection")
-    parser.add_argument("--command-config", metavar="FILE",
-                        help="client properties (security.protocol, ssl.*, sasl.*) for the connection")
     parser.set_defaults(func=run)
-
-
-def client_options(properties: dict[str, str]) -> dict[str, Any]:
-    """Kafka client properties (``security.protocol``...) as the client's keyword options."""
-    known = {f.name for f in fields(ClientConfig)} - {"client_id"}
-    options: dict[str, Any] = {}
-    for key, value in properties.items():
-        name = key.replace(".", "_")
-        if name not in known:
-            raise CliError(f"--command-config: {key} is not a client setting the console uses")
-        options[name] = value
-    return options
 
 
 def is_read_only(requested: bool | None, options: dict[str, Any]) -> bool:
@@ -62,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from spate.console.cluster_view import ClusterView
     from spate.console.server import ConsoleApp, ConsoleSettings, make_server
 
-    options = client_options(read_properties(args.command_config) if args.command_config else {})
+    options = client_security(args)
     read_only = is_read_only(args.read_only, options)
     with client_errors(args.bootstrap_server):
         view = ClusterView(args.bootstrap_server, options, api_timeout_ms=args.api_timeout_ms)

@@ -31,6 +31,7 @@ from typing import Callable
 from spate.cli.common import (
     add_connection_arguments,
     client_errors,
+    client_security,
     decoded,
     non_negative_int,
     one_line_errors,
@@ -91,7 +92,7 @@ def run_consume(args: argparse.Namespace) -> int:
             args.bootstrap_server, isolation_level=args.isolation_level,
             auto_offset_reset="earliest" if args.from_beginning else "latest",
             default_api_timeout_ms=args.api_timeout_ms, request_timeout_ms=args.api_timeout_ms,
-            client_id="spate-cli", group_id=args.group, enable_auto_commit=False,
+            client_id="spate-cli", group_id=args.group, enable_auto_commit=False, **client_security(args),
         )
         try:
             if args.group is None:
@@ -140,7 +141,7 @@ def _commit_printed(consumer: Consumer, records: list[ConsumerRecord]) -> None:
 
 def _partitions(args: argparse.Namespace) -> list[TopicPartition]:
     with Admin(args.bootstrap_server, default_api_timeout_ms=args.api_timeout_ms,
-               request_timeout_ms=args.api_timeout_ms, client_id="spate-cli") as admin:
+               request_timeout_ms=args.api_timeout_ms, client_id="spate-cli", **client_security(args)) as admin:
         description = admin.describe_topics([args.topic])[args.topic]
     numbers = [p.partition for p in description.partitions]
     if args.partition is None:

@@ -21,6 +21,7 @@ from spate.cli.common import (
     add_connection_arguments,
     add_output_argument,
     client_errors,
+    client_security,
     command_group,
     console,
     print_json,
@@ -129,7 +130,7 @@ def iso_datetime(text: str) -> int:
 def group_session(args: argparse.Namespace) -> Iterator[Admin]:
     with client_errors(args.bootstrap_server):
         admin = Admin(args.bootstrap_server, default_api_timeout_ms=args.api_timeout_ms,
-                      request_timeout_ms=args.api_timeout_ms, client_id="spate-cli")
+                      request_timeout_ms=args.api_timeout_ms, client_id="spate-cli", **client_security(args))
         try:
             with _group_errors():
                 yield admin

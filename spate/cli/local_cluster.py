@@ -7,7 +7,8 @@ starts processes and never loads the broker's code. Under the data directory:
 * ``zookeeper/`` ZooKeeper's data, ``broker-<i>/`` the ``log.dirs`` of broker ``i``;
 * ``<name>.log`` each child's output (stdout and stderr), truncated at start.
 
-Broker ``i`` has ``broker.id=i`` and listens on ``127.0.0.1:<base port + i>``.
+Broker ``i`` has ``broker.id=i`` and listens on ``127.0.0.1:<base port + i>``
+(PLAINTEXT, or SASL_SSL with ``secure``: see :mod:`spate.cli.secure_cluster`).
 Children run in sessions of their own, so a Ctrl-C at the terminal reaches
 only the parent, which stops the brokers first (SIGTERM, a bounded wait, then
 SIGKILL) and ZooKeeper last. A parent killed with SIGKILL leaves them running.
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Callable
 
 from spate.cli.errors import CliError
+from spate.cli.secure_cluster import SecureSetup, store_admin_credential
 from spate.client import Admin, ClientError, KafkaError
 
 # What ``spate zookeeper start`` prints once its server answers.
@@ -89,6 +91,8 @@ class LocalCluster:
     python: str = sys.executable
     # --monitoring: broker i serves GET /metrics on 127.0.0.1:<metrics_ports[i]>.
     metrics_ports: list[int] = field(default_factory=list)
+    # --secure: a SASL_SSL listener and the admin user, whose settings the cluster's own clients use.
+    secure: SecureSetup | None = None
 
     def __post_init__(self) -> None:
         self.zookeeper = ChildProcess(
@@ -109,13 +113,19 @@ class LocalCluster:
         settings = [
             f"broker.id={broker_id}",
             f"zookeeper.connect=127.0.0.1:{self.zookeeper_port}",
-            f"listeners=PLAINTEXT://127.0.0.1:{self.base_port + broker_id}",
+            *(self.secure.broker_settings(self.base_port + broker_id) if self.secure is not None
+              else [f"listeners=PLAINTEXT://127.0.0.1:{self.base_port + broker_id}"]),
             f"log.dirs={self.data_dir / f'broker-{broker_id}'}",
             *([f"metrics.http.listener=http://127.0.0.1:{self.metrics_ports[broker_id]}"]
               if self.metrics_ports else []),
             *self.overrides,
         ]
         return self._spate("broker", "start", *(arg for s in settings for arg in ("--override", s)))
+
+    @property
+    def client_settings(self) -> dict[str, str]:
+        """Security settings for a client of this cluster (none on PLAINTEXT)."""
+        return self.secure.client_settings() if self.secure is not None else {}
 
     @property
     def children(self) -> list[ChildProcess]:
@@ -146,13 +156,15 @@ class LocalCluster:
         if not self._wait(lambda: ZOOKEEPER_SERVING in self.zookeeper.log_text(), [self.zookeeper], deadline,
                           stopping, "ZooKeeper to serve"):
             return False
+        if self.secure is not None:  # the brokers log in to each other as the admin user
+            store_admin_credential(f"127.0.0.1:{self.zookeeper_port}", self.secure.password)
         report(1, total)
         for broker in self.broker_processes:
             broker.start()
         waiting = dict(enumerate(self.broker_processes))
 
         def all_answer() -> bool:
-            answered = [i for i in waiting if _answers_metadata(self.address(i))]
+            answered = [i for i in waiting if _answers_metadata(self.address(i), self.client_settings)]
             for broker_id in answered:
                 del waiting[broker_id]
             if answered:
@@ -220,10 +232,10 @@ def _terminate(children: list[ChildProcess], timeout: float) -> list[str]:
     return killed
 
 
-def _answers_metadata(address: str) -> bool:
+def _answers_metadata(address: str, settings: dict[str, str]) -> bool:
     try:
         with Admin(address, default_api_timeout_ms=_PROBE_TIMEOUT_MS, request_timeout_ms=_PROBE_TIMEOUT_MS,
-                   connect_timeout_ms=_PROBE_TIMEOUT_MS, client_id="spate-cluster-up") as admin:
+                   connect_timeout_ms=_PROBE_TIMEOUT_MS, client_id="spate-cluster-up", **settings) as admin:
             admin.list_topics(include_internal=True)
         return True
     except (ClientError, KafkaError):

@@ -22,6 +22,7 @@ from spate.cli import (
     jobs,
     perf,
     produce,
+    quotas,
     topics,
     transactions,
     users,
@@ -31,7 +32,7 @@ from spate.cli.errors import CliError
 
 # Each command module exposes ``register(subparsers)`` and sets ``func`` on its parser.
 COMMAND_MODULES = (broker, zookeeper, cluster, topics, produce, consume, perf, groups, transactions, certs, users, jobs,
-                   console, doctor, acls)
+                   console, doctor, acls, quotas)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -34,6 +34,7 @@ from spate.cli.common import (
     add_connection_arguments,
     add_output_argument,
     client_errors,
+    client_security,
     command_group,
     positive_int,
     print_json,
@@ -326,7 +327,8 @@ def run_end_to_end(args: argparse.Namespace) -> int:
 def _producer(args: argparse.Namespace, **options: object) -> Producer:
     return Producer(
         args.bootstrap_server, max_block_ms=args.api_timeout_ms, request_timeout_ms=args.api_timeout_ms,
-        delivery_timeout_ms=2 * args.api_timeout_ms + 5_000, client_id="spate-perf", **options,  # type: ignore[arg-type]
+        delivery_timeout_ms=2 * args.api_timeout_ms + 5_000, client_id="spate-perf",
+        **client_security(args), **options,  # type: ignore[arg-type]
     )
 
 
@@ -334,12 +336,13 @@ def _consumer(args: argparse.Namespace, fetch_max_wait_ms: int = 100) -> Consume
     return Consumer(
         args.bootstrap_server, auto_offset_reset="earliest", default_api_timeout_ms=args.api_timeout_ms,
         request_timeout_ms=args.api_timeout_ms, fetch_max_wait_ms=fetch_max_wait_ms, client_id="spate-perf",
+        **client_security(args),
     )
 
 
 def _partitions(args: argparse.Namespace) -> list[TopicPartition]:
     with Admin(args.bootstrap_server, default_api_timeout_ms=args.api_timeout_ms,
-               request_timeout_ms=args.api_timeout_ms, client_id="spate-perf") as admin:
+               request_timeout_ms=args.api_timeout_ms, client_id="spate-perf", **client_security(args)) as admin:
         description = admin.describe_topics([args.topic])[args.topic]
     return [TopicPartition(args.topic, p.partition) for p in description.partitions]
 

@@ -17,6 +17,7 @@ from spate.cli.common import (
     COMPRESSION_CHOICES,
     add_connection_arguments,
     client_errors,
+    client_security,
     key_value,
     non_negative_int,
     one_line_errors,
@@ -74,6 +75,7 @@ def run_produce(args: argparse.Namespace) -> int:
             args.bootstrap_server, acks=args.acks, compression_type=args.compression,
             max_block_ms=args.api_timeout_ms, request_timeout_ms=args.api_timeout_ms,
             delivery_timeout_ms=2 * args.api_timeout_ms + 5_000, client_id="spate-cli",
+            **client_security(args),
         )
         try:
             if args.partition is not None:

@@ -29,6 +29,7 @@ from spate.cli.common import (
     add_connection_arguments,
     add_output_argument,
     client_errors,
+    client_security,
     command_group,
     console,
     non_negative_int,
@@ -77,7 +78,7 @@ def read_transaction_states(args: argparse.Namespace) -> dict[str, Any]:
     """The current TransactionLogValue of every transactional id, read from ``__transaction_state``."""
     with client_errors(args.bootstrap_server):
         admin = Admin(args.bootstrap_server, default_api_timeout_ms=args.api_timeout_ms,
-                      request_timeout_ms=args.api_timeout_ms, client_id="spate-cli")
+                      request_timeout_ms=args.api_timeout_ms, client_id="spate-cli", **client_security(args))
         try:
             topics = admin.list_topics(include_internal=True)
             if TRANSACTION_STATE_TOPIC not in topics:
@@ -87,6 +88,7 @@ def read_transaction_states(args: argparse.Namespace) -> dict[str, Any]:
             admin.close()
         partitions = [TopicPartition(TRANSACTION_STATE_TOPIC, p.partition) for p in description.partitions]
         with Consumer(args.bootstrap_server, auto_offset_reset="earliest", client_id="spate-cli",
+                      **client_security(args),
                       default_api_timeout_ms=args.api_timeout_ms, request_timeout_ms=args.api_timeout_ms) as consumer:
             consumer.assign(partitions)
             consumer.seek_to_beginning(*partitions)

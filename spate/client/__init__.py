@@ -87,6 +87,7 @@ from spate.client.producer.transaction_offsets import (
     TransactionOffsetsWriter,
     add_offsets_to_open_transaction,
 )
+from spate.client.security_properties import SecurityPropertyError, is_security_property, security_settings
 from spate.records.compression import Compression
 from spate.records.record import TimestampType
 from spate.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
@@ -137,6 +138,7 @@ __all__ = [
     "RangeAssignor",
     "RecordMetadata",
     "RoundRobinAssignor",
+    "SecurityPropertyError",
     "TimestampType",
     "TopicDescription",
     "TopicPartition",
@@ -151,6 +153,8 @@ __all__ = [
     "complete_transaction",
     "complete_transactions",
     "hand_off_transaction",
+    "is_security_property",
     "murmur2",
     "partition_for_key",
+    "security_settings",
 ]

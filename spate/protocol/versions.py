@@ -106,5 +106,7 @@ ADVERTISED_VERSIONS: Mapping[ApiKey, VersionRange] = MappingProxyType(
         ApiKey.DESCRIBE_ACLS: VersionRange(0, 3),
         ApiKey.CREATE_ACLS: VersionRange(0, 3),
         ApiKey.DELETE_ACLS: VersionRange(0, 3),
+        ApiKey.DESCRIBE_CLIENT_QUOTAS: VersionRange(0, 1),
+        ApiKey.ALTER_CLIENT_QUOTAS: VersionRange(0, 1),
     }
 )

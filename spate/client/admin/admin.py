@@ -45,6 +45,7 @@ from spate.client.admin.cluster_admin import ClusterAdmin, controller_node
 from spate.client.admin.config_admin import ConfigAdmin
 from spate.client.admin.group_admin import GroupAdmin
 from spate.client.admin.log_dirs_admin import LogDirsAdmin
+from spate.client.admin.quota_admin import ClientQuotaAlteration, ClientQuotaEntry, QuotaAdmin
 from spate.client.admin.scram_admin import (
     ScramAdmin,
     ScramCredentialInfo,
@@ -447,6 +448,18 @@ class Admin:
     def _transaction_admin(self) -> TransactionAdmin:
         self._check_open()
         return TransactionAdmin(self._network, self._retrier)
+    def describe_client_quotas(self, components: Mapping[str, str | None], *, strict: bool = False,
+                               timeout_ms: float | None = None) -> list[ClientQuotaEntry]:
+        """Quotas of the entities matching ``components`` (type -> name, None for the default, or ``ANY``)."""
+        self._check_open()
+        return QuotaAdmin(self._network, self._retrier).describe(components, strict, self._deadline(timeout_ms))
+
+    def alter_client_quotas(self, alterations: Iterable[ClientQuotaAlteration], *, validate_only: bool = False,
+                            timeout_ms: float | None = None) -> None:
+        """Set or remove (None) quota keys of entities; AdminError names the refused entities."""
+        self._check_open()
+        QuotaAdmin(self._network, self._retrier).alter(list(alterations), validate_only,
+                                                       self._deadline(timeout_ms))
 
     def _group_admin(self) -> GroupAdmin:
         self._check_open()

@@ -15,6 +15,7 @@ from spate.protocol.messages import (
     acls,
     add_offsets_to_txn,
     add_partitions_to_txn,
+    alter_client_quotas,
     alter_configs,
     alter_partition_reassignments,
     alter_user_scram_credentials,
@@ -28,6 +29,7 @@ from spate.protocol.messages import (
     delete_groups,
     delete_records,
     delete_topics,
+    describe_client_quotas,
     describe_cluster,
     describe_configs,
     describe_groups,
@@ -143,6 +145,8 @@ _PAIRS: list[tuple[Any, Any]] = [
     (acls.DescribeAclsRequest, acls.DescribeAclsResponse),
     (acls.CreateAclsRequest, acls.CreateAclsResponse),
     (acls.DeleteAclsRequest, acls.DeleteAclsResponse),
+    (describe_client_quotas.DescribeClientQuotasRequest, describe_client_quotas.DescribeClientQuotasResponse),
+    (alter_client_quotas.AlterClientQuotasRequest, alter_client_quotas.AlterClientQuotasResponse),
 ]
 
 

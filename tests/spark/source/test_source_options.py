@@ -77,8 +77,8 @@ def test_bad_strategy_values_name_their_option():
 def test_unknown_and_unsupported_options_are_refused_by_name():
     assert error(startingOffset="earliest").option == "startingoffset"
     assert "not an option" in str(error(colour="blue"))
-    unsupported = error(**{"kafka.sasl.mechanism": "PLAIN"})
-    assert unsupported.option == "kafka.sasl.mechanism" and "not a consumer setting" in str(unsupported)
+    unsupported = error(**{"kafka.send.buffer.bytes": "1"})
+    assert unsupported.option == "kafka.send.buffer.bytes" and "not a consumer setting" in str(unsupported)
 
 
 def test_consumer_settings_the_kafka_source_forbids_are_refused_with_the_alternative():
@@ -91,11 +91,12 @@ def test_supported_consumer_settings_reach_the_consumer_and_admin():
     options = parse(**{"kafka.max.partition.fetch.bytes": "8388608", "kafka.request.timeout.ms": "5000",
                        "kafka.check.crcs": "false", "kafka.security.protocol": "plaintext"})
     assert options.consumer_settings == {
-        "max_partition_fetch_bytes": 8_388_608, "request_timeout_ms": 5000, "check_crcs": False
+        "max_partition_fetch_bytes": 8_388_608, "request_timeout_ms": 5000, "check_crcs": False,
+        "security_protocol": "PLAINTEXT",
     }
-    assert options.admin_settings() == {"request_timeout_ms": 5000}
+    assert options.admin_settings() == {"request_timeout_ms": 5000, "security_protocol": "PLAINTEXT"}
     assert error(**{"kafka.fetch.max.bytes": "0"}).option == "kafka.fetch.max.bytes"
-    assert error(**{"kafka.security.protocol": "SSL"}).option == "kafka.security.protocol"
+    assert error(**{"kafka.security.protocol": "TLS"}).option == "kafka.security.protocol"
 
 
 def test_starting_offsets_json_keeps_earliest_and_latest_markers():

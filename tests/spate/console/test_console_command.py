@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from spate.cli.console import client_options, is_read_only
+from spate.cli.common import client_security
+from spate.cli.console import is_read_only
 from spate.cli.errors import CliError
 from spate.cli.main import build_parser
 
@@ -20,14 +21,21 @@ def test_an_explicit_choice_wins() -> None:
     assert is_read_only(False, {"security_protocol": "SSL"}) is False
 
 
-def test_client_properties_become_client_options() -> None:
-    options = client_options({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-256"})
-    assert options == {"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "SCRAM-SHA-256"}
+def test_command_config_properties_become_client_options(tmp_path) -> None:
+    properties = tmp_path / "client.properties"
+    properties.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n"
+                          "sasl.username=alice\nsasl.password=secret\n")
+    args = build_parser().parse_args(["console", "--command-config", str(properties)])
+    options = client_security(args)
+    assert options["security_protocol"] == "SASL_PLAINTEXT" and options["sasl_mechanism"] == "SCRAM-SHA-256"
+    assert is_read_only(args.read_only, options) is True
 
 
-def test_unknown_client_properties_are_named() -> None:
-    with pytest.raises(CliError, match="bogus.setting is not a client setting"):
-        client_options({"bogus.setting": "1"})
+def test_unknown_client_properties_are_named(tmp_path) -> None:
+    properties = tmp_path / "client.properties"
+    properties.write_text("security.protocol=GSSAPI_SOMETHING\n")
+    with pytest.raises(CliError, match="security.protocol"):
+        client_security(build_parser().parse_args(["console", "--command-config", str(properties)]))
 
 
 def test_command_line() -> None:

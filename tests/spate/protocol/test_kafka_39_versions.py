@@ -84,6 +84,8 @@ KAFKA_39 = {
     ApiKey.OFFSET_DELETE: Row(_r(0, 0), _r(0, 0)),
     ApiKey.DESCRIBE_CLUSTER: Row(_r(0, 1), _r(0, 1)),
     ApiKey.DESCRIBE_LOG_DIRS: Row(_r(0, 4), _r(0, 4)),
+    ApiKey.DESCRIBE_CLIENT_QUOTAS: Row(_r(0, 1), _r(0, 1)),
+    ApiKey.ALTER_CLIENT_QUOTAS: Row(_r(0, 1), _r(0, 1)),
     ApiKey.DESCRIBE_PRODUCERS: Row(_r(0, 0), _r(0, 0)),
     ApiKey.DESCRIBE_TRANSACTIONS: Row(_r(0, 0), _r(0, 0)),
     ApiKey.LIST_TRANSACTIONS: Row(_r(0, 1), _r(0, 1)),

@@ -80,6 +80,8 @@ class SampleMaker:
             return rng.choice([0, -1, 1, low, high, rng.randint(low, high)])
         if kind is t.BOOLEAN:
             return rng.random() < 0.5
+        if kind is t.FLOAT64:
+            return rng.choice([0.0, -1.5, 1048576.0, 1e300, rng.uniform(-1e6, 1e6)])
         if kind is t.STRING:
             return "".join(rng.choice("abcxyz-._é€") for _ in range(rng.randint(0, 12)))
         if kind in (t.BYTES, t.RECORDS):
