@@ -25,12 +25,12 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import quote, unquote
 
-from kazoo.exceptions import NodeExistsError, NoNodeError
+from kazoo.exceptions import NoNodeError
 
 from broker_core.cluster.errors import MetadataStoreFileError
 from broker_core.cluster.zk.client import ZkSession
+from broker_core.cluster.zk.config_entity_zk import ConfigUpdate, update_config_entity
 from broker_core.cluster.zk.znodes.configs import (
-    ConfigChangeNotificationZNode,
     ConfigEntityTypeZNode,
     ConfigEntityZNode,
 )
@@ -151,37 +151,8 @@ class ZkScramCredentialStore:
         self._change(user, lambda entries: {k: v for k, v in entries.items() if k != mechanism.name})
         return True
 
-    def _change(self, user: str, update: object) -> None:
-        """Read-modify-write of the user's znode, conditional on its version, plus a change notification."""
-        path = ConfigEntityZNode.path(USERS, sanitize(user))
+    def _change(self, user: str, update: ConfigUpdate) -> None:
         self._session.ensure_path(ConfigEntityTypeZNode.path(USERS))
-        self._session.ensure_path(ConfigChangeNotificationZNode.PARENT)
-
-        def attempt(retrying: bool) -> None:
-            found = self._entries(user)
-            entries = update(found[0] if found else {})  # type: ignore[operator]
-            transaction = self._session.transaction()
-            if found is None:
-                transaction.create(path, ConfigEntityZNode.encode(entries))
-            else:
-                transaction.set_data(path, ConfigEntityZNode.encode(entries), version=found[1])
-            transaction.create(ConfigChangeNotificationZNode.create_path(),
-                               ConfigChangeNotificationZNode.encode(USERS, sanitize(user)), sequence=True)
-            results = self._session.commit(transaction)
-            failure = next((r for r in results if isinstance(r, Exception)), None)
-            if isinstance(failure, (NodeExistsError, NoNodeError)) or type(failure).__name__ == "BadVersionError":
-                raise _Retry()
-            if failure is not None:
-                raise failure
-
-        for _ in range(10):  # a concurrent writer: read again and reapply
-            try:
-                self._session.retry_write(attempt)
-                return
-            except _Retry:
-                continue
-        raise RuntimeError(f"could not update the SCRAM credentials of {user!r}: concurrent updates")
+        update_config_entity(self._session, f"{USERS}/{sanitize(user)}", update)
 
 
-class _Retry(Exception):
-    pass

@@ -25,11 +25,12 @@ from pathlib import Path
 from typing import Mapping, Protocol
 from urllib.parse import quote, unquote
 
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from broker_core.cluster.errors import MetadataStoreFileError
 from broker_core.cluster.zk.client import ZkSession
-from broker_core.cluster.zk.znodes.configs import ConfigChangeNotificationZNode, ConfigChangesZNode, ConfigEntityZNode
+from broker_core.cluster.zk.config_entity_zk import update_config_entity
+from broker_core.cluster.zk.znodes.configs import ConfigChangesZNode, ConfigEntityZNode
 from broker_core.security.quotas.client_quota_entity import DEFAULT, QUOTA_KEYS, ClientQuotaEntity, Component
 from broker_core.storage.fs import write_atomically
 
@@ -202,44 +203,14 @@ class ZkClientQuotaStore:
     def alter(self, entity: ClientQuotaEntity, updates: Mapping[str, float | None]) -> None:
         """Read-modify-write of the entity's znode (keeping other keys, SCRAM's too) and a notification."""
         path = entity_path(entity)
-        kind, _, name = path.partition("/")
-        znode = f"/config/{path}"
-        self._session.ensure_path(ConfigChangeNotificationZNode.PARENT)
-        self._ensure_parents(znode)
+        self._ensure_parents(f"/config/{path}")
 
-        def attempt(retrying: bool) -> None:
-            try:
-                data, stat = self._session.get(znode)
-                config, version = ConfigEntityZNode.decode(kind, name, data), stat.version
-            except NoNodeError:
-                config, version = {}, None
+        def merged(config: dict[str, str]) -> dict[str, str]:
             quota_part = _applied(_quota_values(config), updates)
             kept = {k: v for k, v in config.items() if k not in QUOTA_KEYS}
-            merged = {**kept, **{k: repr(v) for k, v in quota_part.items()}}
-            transaction = self._session.transaction()
-            if version is None:
-                transaction.create(znode, ConfigEntityZNode.encode(merged))
-            else:
-                transaction.set_data(znode, ConfigEntityZNode.encode(merged), version=version)
-            transaction.create(ConfigChangeNotificationZNode.create_path(),
-                               ConfigChangeNotificationZNode.encode(kind, name), sequence=True)
-            results = self._session.commit(transaction)
-            failure = next((r for r in results if isinstance(r, Exception)), None)
-            if isinstance(failure, (NodeExistsError, NoNodeError, BadVersionError)):
-                raise _Retry()
-            if failure is not None:
-                raise failure
+            return {**kept, **{k: repr(v) for k, v in quota_part.items()}}
 
-        for _ in range(10):  # a concurrent writer: read again and reapply
-            try:
-                self._session.retry_write(attempt)
-                break
-            except _Retry:
-                continue
-        else:
-            raise RuntimeError(f"could not update the client quotas of {entity}: concurrent updates")
+        update_config_entity(self._session, path, merged)
         self.reload()
 
 
-class _Retry(Exception):
-    pass
