@@ -69,8 +69,8 @@ def files_of(messages: List[Optional[WriterCommitMessage]]) -> list[DataFile]:
     return [f for m in messages if isinstance(m, DeltaCommitMessage) for f in m.files]
 
 
-class DeltaStreamWriter(DataSourceStreamArrowWriter):
-    """Picklable; Spark builds one per micro-batch on the driver and ships it to the tasks."""
+class _TaskWriter:
+    """What both writers' tasks do: write their rows as Parquet files into the table, reported to the driver."""
 
     def __init__(self, options: DeltaSinkOptions, layout: FileLayout,
                  task_info: Callable[[], TaskInfo] = spark_task_info) -> None:
@@ -80,6 +80,10 @@ class DeltaStreamWriter(DataSourceStreamArrowWriter):
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> DeltaCommitMessage:
         return write_task(self.options, self.layout, iterator, self._task_info())
+
+
+class DeltaStreamWriter(_TaskWriter, DataSourceStreamArrowWriter):
+    """Picklable; Spark builds one per micro-batch on the driver and ships it to the tasks."""
 
     def commit(self, messages: List[Optional[WriterCommitMessage]], batchId: int) -> None:
         app_id = self.options.txn_app_id or _query_id(messages) or checkpoint_query_id(
@@ -98,17 +102,8 @@ class DeltaStreamWriter(DataSourceStreamArrowWriter):
                        batchId, len(files_of(messages)), self.options.table_uri)
 
 
-class DeltaBatchWriter(DataSourceArrowWriter):
+class DeltaBatchWriter(_TaskWriter, DataSourceArrowWriter):
     """Picklable; the same instance reaches the tasks and the driver's commit."""
-
-    def __init__(self, options: DeltaSinkOptions, layout: FileLayout,
-                 task_info: Callable[[], TaskInfo] = spark_task_info) -> None:
-        self.options = options
-        self.layout = layout
-        self._task_info = task_info
-
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> DeltaCommitMessage:
-        return write_task(self.options, self.layout, iterator, self._task_info())
 
     def commit(self, messages: List[Optional[WriterCommitMessage]]) -> None:
         txn = None
