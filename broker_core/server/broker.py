@@ -49,6 +49,7 @@ from broker_core.coordinator.leadership_listener import CoordinatorLeadershipLis
 from broker_core.coordinator.scheduler import LoopScheduler
 from broker_core.coordinator.transaction import TransactionCoordinator, TransactionStateManager, TxnConfig
 from broker_core.metrics.broker_metrics import BrokerMetrics
+from broker_core.metrics.cleaner_metrics import CleanerCollector
 from broker_core.metrics.listener_address import PROPERTY as METRICS_LISTENER
 from broker_core.metrics.listener_address import parse_metrics_listener
 from broker_core.security.authorizer.acl_store import FileAclStore, ZkAclStore
@@ -234,6 +235,8 @@ class Broker:
         self._start_background_tasks(log_manager)
         self._log_cleaner = start_log_cleaner(config, self.replicas, self._loop, self._clock)
         self._clean_plans.attach(self._log_cleaner)
+        if self.metrics is not None and self._log_cleaner is not None:
+            self.metrics.watch(CleanerCollector(self._log_cleaner))
         # Loads groups from __consumer_offsets on the loop's next turns; until then they answer
         # COORDINATOR_LOAD_IN_PROGRESS.
         self._group_coordinator.startup()

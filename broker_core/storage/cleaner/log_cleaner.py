@@ -278,6 +278,20 @@ class LogCleaner:
         self._in_progress.add(tp)
         return job
 
+    def dirty_ranges(self) -> dict[TopicPartition, CleanableRange]:
+        """Each open compacted log's clean and dirty parts now (owner thread only): what is left to clean."""
+        now = self._clock()
+        return {
+            entry.tp: self._cleanable(entry.tp, entry.log, entry.high_watermark, now)
+            for entry in self._logs()
+            if entry.log.config.compact_enabled and not entry.log.local_log.is_closed
+        }
+
+    @property
+    def uncleanable(self) -> frozenset[TopicPartition]:
+        """Logs a cleaning failed on; skipped until the broker restarts."""
+        return frozenset(self._uncleanable)
+
     def cleanable_range_of(self, tp: TopicPartition, log: UnifiedLog, high_watermark: int) -> CleanableRange:
         """The log's clean and dirty parts now, as a plan made elsewhere must cover them (owner thread only)."""
         return self._cleanable(tp, log, high_watermark, self._clock())
