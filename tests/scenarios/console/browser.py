@@ -51,6 +51,8 @@ def headless_chromium() -> Iterator[object]:
         options.add_argument(f"--user-data-dir={profile}")
         driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
         driver.set_page_load_timeout(60)
+        # A page reached by a click may still be loading when the test looks for its elements.
+        driver.implicitly_wait(10)
         try:
             yield driver
         finally:

@@ -180,7 +180,7 @@ def test_offsets_are_reset_after_confirmation(browser, console: ConsoleProcess, 
 
     Select(by_id(browser, "reset-mode")).select_by_value("latest")
     by_id(browser, "reset-preview").click()
-    assert heading(browser) == "Reset offsets of chart-readers?"
+    wait_until(lambda: heading(browser) == "Reset offsets of chart-readers?", 30, "Reset offsets of chart-readers?")
     by_id(browser, "confirm-reset").click()
     wait_until(lambda: heading(browser) == "Group chart-readers", 30, "the group page after the reset")
     committed = admin.list_group_offsets("chart-readers")
