@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import random
-import signal
 import subprocess
 import sys
 import time
@@ -35,6 +34,7 @@ from deltalake import DeltaTable
 
 from tests.spark.kafka_data import create_topic, produce
 from tests.support.faults.scale import SEED_ENV, FaultScale
+from tests.support.process_groups import kill_group
 
 REPO = Path(__file__).resolve().parents[2]
 SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"
@@ -132,16 +132,6 @@ class KillLoop:
         """Task attempts the sink failed on purpose, as the runs' logs report them (each may be logged twice)."""
         return sum(path.read_text(errors="replace").count("InjectedTaskFailure")
                    for path in self.workdir.glob("run-*.log"))
-
-
-def kill_group(process: subprocess.Popen) -> None:
-    """SIGKILL the process group this test started (launcher, JVM, Python driver and workers)."""
-    if process.poll() is None:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    process.wait()
 
 
 @pytest.fixture

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import random
-import signal
 import subprocess
 import sys
 import time
@@ -32,6 +31,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from tests.spark.kafka_data import create_topic
 from tests.spark.sink.kafka_io import produce, read_all
+from tests.support.process_groups import kill_group
 
 REPO = Path(__file__).resolve().parents[3]
 SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"
@@ -114,7 +114,7 @@ class KillScenario:
         try:
             code = final.wait(FINAL_RUN_TIMEOUT_S)
         except subprocess.TimeoutExpired:
-            _kill_group(final)
+            kill_group(final)
             raise AssertionError(f"{self.delivery}: the final run did not finish:\n{self.tail(KILLS)}") from None
         if code != 0:
             raise AssertionError(f"{self.delivery}: the final run exited with {code}:\n{self.tail(KILLS)}")
@@ -137,7 +137,7 @@ class KillScenario:
                 time.sleep(self.rng.uniform(0.0, 2.0))
                 when = "mid-stream"
         finally:
-            _kill_group(process)
+            kill_group(process)
         self.log.append(f"run {run}: killed {when} after {time.monotonic() - started:.1f}s "
                         f"(sink end offsets {before} -> {self.sink_end(watcher)})")
 
@@ -149,16 +149,6 @@ class KillScenario:
     def outputs(self, isolation: str) -> Counter[str]:
         records = read_all(self.bootstrap, {self.sink: PARTITIONS}, isolation=isolation, expect=self.produced)
         return Counter(r.value.decode().split("|")[0] for r in records)
-
-
-def _kill_group(process: subprocess.Popen) -> None:
-    """SIGKILL the spark-submit process group this test started (launcher, JVM, Python driver, workers)."""
-    if process.poll() is None:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    process.wait()
 
 
 @pytest.fixture
