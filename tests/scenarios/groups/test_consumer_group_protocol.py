@@ -96,8 +96,10 @@ def test_a_group_of_consumers_splits_the_partitions(broker, topic, closing) -> N
     closing.extend(consumer(broker.bootstrap, "split") for _ in range(3))
     for c in closing:
         c.subscribe([topic])
-    settled = poll_until(closing, split_all)
-    assert sorted(len(ps) for ps in settled) == [2, 2, 2]
+    # Incremental reconciliation passes through uneven splits (a revoked
+    # partition reaches the newcomer before the others settle); the target is even.
+    settled = poll_until(closing, lambda a: split_all(a) and sorted(map(len, a)) == [2, 2, 2])
+    assert sorted(p for ps in settled for p in ps) == list(range(PARTITIONS))
 
 
 def test_joining_and_leaving_move_only_the_partitions_that_must_move(broker, topic, closing) -> None:
