@@ -35,6 +35,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
+from jobs.query_progress import report_query_progress
 from spark_ext import SpateDataSource
 from spark_ext.delta.sink import SpateDeltaDataSource
 
@@ -161,6 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     spark.sparkContext.setLogLevel("WARN")
     logger.info("ingesting topic %s into %s (checkpoint %s, %s)", config.topic, config.table, config.checkpoint,
                 "available now" if config.available_now else f"every {config.trigger_interval_ms} ms")
+    report_query_progress(spark, "records ingested")
     query = start_query(spark, config)
     try:
         query.awaitTermination()

@@ -11,7 +11,9 @@ spark-submit is missing), so cron and systemd see what happened. SIGTERM
 and SIGINT are passed on to the job; a streaming job they stop counts as
 done (exit 0, "stopped on SIGTERM"): it commits each micro-batch atomically
 and resumes from its checkpoint. One line on stderr when a run starts and
-one when it ends.
+one when it ends; in between, on a terminal, a progress bar per step the
+job reports (:mod:`spate.job_progress`, through a file the runner names in
+``$SPATE_JOB_PROGRESS_FILE``).
 """
 
 from __future__ import annotations
@@ -29,10 +31,14 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from spate.cli.common import add_output_argument, command_group, print_json
+from rich.console import Console
+
+from spate.cli.common import add_output_argument, command_group, print_json, stderr_is_terminal
 from spate.cli.errors import CliError
 from spate.cli.job_registry import JOBS, JobSpec, jobs_dir, lookup
 from spate.cli.job_runs import RunLog, RunRecord, default_state_dir
+from spate.cli.progress_follower import ProgressFollower
+from spate.job_progress import PROGRESS_FILE_ENV
 
 SPARK_SUBMIT_ENV = "SPARK_SUBMIT"
 DEFAULT_MASTER = "local[*]"
@@ -159,15 +165,21 @@ def run_job(args: argparse.Namespace) -> int:
     if runner.dry_run:
         print(shlex.join(command))
         return 0
-    log = RunLog(runner.state_dir or default_state_dir())
+    state_dir = runner.state_dir or default_state_dir()
+    log = RunLog(state_dir)
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     record = RunRecord(f"{spec.name}-{stamp}-{uuid.uuid4().hex[:6]}", spec.name, time.time(), command, os.getpid())
     log.started(record)
     _say(f"{record.run_id} started: {shlex.join(command)}")
+    progress_file = state_dir / "jobs" / f"{record.run_id}.progress"
+    follower = ProgressFollower(progress_file, Console(file=sys.stderr)).start() if stderr_is_terminal() else None
     try:
-        code, stop_signal = _wait_for(command)
+        code, stop_signal = _wait_for(command, progress_file)
     finally:
         record.finished = time.time()
+        if follower is not None:
+            follower.stop()
+        progress_file.unlink(missing_ok=True)
     if stop_signal is not None and spec.streaming and code != 0:
         # A streaming job commits each micro-batch atomically: stopped anywhere, it resumes from its checkpoint.
         verdict = f"stopped on {signal.Signals(stop_signal).name}"
@@ -180,9 +192,9 @@ def run_job(args: argparse.Namespace) -> int:
     return code
 
 
-def _wait_for(command: list[str]) -> tuple[int, int | None]:
+def _wait_for(command: list[str], progress_file: Path) -> tuple[int, int | None]:
     """Run the job to its end; (its exit code, the signal that asked it to stop or None)."""
-    env = dict(os.environ)
+    env = {**os.environ, PROGRESS_FILE_ENV: str(progress_file)}
     root = str(jobs_dir().parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     env.setdefault("PYSPARK_PYTHON", sys.executable)

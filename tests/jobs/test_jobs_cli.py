@@ -150,3 +150,17 @@ def test_sigterm_reaches_the_job_and_a_stopped_streaming_job_counts_as_done(tmp_
     assert "stopped on SIGTERM" in stderr
     [run] = RunLog(tmp_path / "state").runs()
     assert run.status == "succeeded"
+
+
+def test_the_job_is_told_where_to_report_progress_and_the_file_goes_with_the_run(tmp_path):
+    script = tmp_path / "spark-submit-reports"
+    script.write_text("#!/bin/sh\n"
+                      'echo "$SPATE_JOB_PROGRESS_FILE" > "$FAKE_ARGS"\n'
+                      'echo \'{"step": "partitions compacted", "done": 1, "total": 2}\' >> "$SPATE_JOB_PROGRESS_FILE"\n')
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    result = spate("run", "compaction", "--topic", "t", tmp_path=tmp_path, spark_submit=script)
+    assert result.returncode == 0, result.stderr
+    [run] = RunLog(tmp_path / "state").runs()
+    progress_file = Path((tmp_path / "args").read_text().strip())
+    assert progress_file == tmp_path / "state" / "jobs" / f"{run.run_id}.progress"
+    assert not progress_file.exists()
