@@ -30,6 +30,7 @@ Standard output, one line per event, for whoever watches the copier:
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import sys
 import time
 from collections.abc import Callable
@@ -46,6 +47,10 @@ from confluent_kafka import (
 )
 
 CLIENT_TIMEOUT_S = 30.0
+# With no commit for this long, the copier writes its threads' stacks to stderr (again every period).
+STALL_REPORT_S = 20.0
+# How often, at most, the copier says why it has not caught up yet.
+WAIT_REPORT_S = 5.0
 # How long the consumer must have returned nothing before the copier asks whether it has caught up.
 IDLE_CHECK_S = 0.3
 
@@ -76,6 +81,7 @@ class Copier:
     txn_started_at: float = field(default_factory=time.monotonic)
     # Committed input offset per assigned partition, for the progress lines.
     committed: dict[int, int] = field(default_factory=dict)
+    _reported_wait_at: float = 0.0
 
     @classmethod
     def connect(cls, settings: CopierSettings) -> Copier:
@@ -168,6 +174,7 @@ class Copier:
         self.producer.begin_transaction()
         self.committed.update((tp.partition, tp.offset) for tp in positions)
         emit(f"committed {sum(self.committed.values())}")
+        faulthandler.dump_traceback_later(STALL_REPORT_S, repeat=True)
 
     def _retrying(self, call: Callable[[float], object]) -> None:
         """Repeat a transactional call while it fails retriably (its outcome is then still unknown)."""
@@ -178,6 +185,7 @@ class Copier:
             except KafkaException as exc:
                 if not exc.args[0].retriable():
                     raise
+                print(f"retrying after: {exc.args[0]}", file=sys.stderr, flush=True)
 
     def _abort_and_rewind(self, error: KafkaError) -> None:
         print(f"aborting the transaction: {error}", file=sys.stderr, flush=True)
@@ -207,12 +215,19 @@ class Copier:
         topic = metadata.topics.get(self.settings.input_topic)
         assignment = self.consumer.assignment()
         if topic is None or topic.error is not None or len(assignment) != len(topic.partitions):
-            return False
+            known = len(topic.partitions) if topic is not None else "?"
+            return self._waiting(f"assigned {sorted(tp.partition for tp in assignment)} of {known} partitions")
         for tp in self.consumer.committed(assignment, CLIENT_TIMEOUT_S):
             _, high = self.consumer.get_watermark_offsets(tp, CLIENT_TIMEOUT_S, cached=False)
             if tp.offset < high:
-                return False
+                return self._waiting(f"partition {tp.partition} committed {tp.offset} of {high}")
         return True
+
+    def _waiting(self, reason: str) -> bool:
+        if time.monotonic() - self._reported_wait_at >= WAIT_REPORT_S:
+            self._reported_wait_at = time.monotonic()
+            print(f"not caught up: {reason}", file=sys.stderr, flush=True)
+        return False
 
 
 def emit(line: str) -> None:
@@ -235,6 +250,7 @@ def parse_args(argv: list[str] | None = None) -> CopierSettings:
 
 
 def main(argv: list[str] | None = None) -> int:
+    faulthandler.dump_traceback_later(STALL_REPORT_S, repeat=True)
     copier = Copier.connect(parse_args(argv))
     try:
         copier.run()
