@@ -1,6 +1,6 @@
 """One broker holding many partitions: produce throughput, descriptors, memory, creation and crash recovery.
 
-    .venv/bin/python -m tests.perf.partition_scale_bench [--partitions 1,1000,10000] [--seconds 8] [--no-recovery]
+    .venv/bin/python -m tests.perf.partition_scale_bench [--partitions 1,100,1000,10000] [--seconds 8] [--no-recovery]
 
 For each partition count, a fresh ``spate broker start`` process (its soft
 open-file limit raised to the hard one) gets one topic of that many
@@ -11,6 +11,7 @@ partitions; then:
 * produce: confluent-kafka sends 1 KB records round-robin over every
   partition (acks=1, linger.ms=5, no compression) for ``--seconds``; MB/s
   counts acknowledged bytes;
+* metadata: the median latency of 20 Metadata requests (v12) for the topic;
 * descriptors (``/proc/PID/fd``) and RSS of the broker after the produce run;
 * recovery: the broker is killed with SIGKILL and started again on the same
   data; seconds from the restart until a produce to the first and to the
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import socket
 import sys
 import tempfile
 import time
@@ -38,6 +40,9 @@ from confluent_kafka import KafkaException
 from confluent_kafka import Producer as ConfluentProducer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from spate.protocol.api_keys import ApiKey
+from spate.protocol.connection import ClientConnection
+from spate.protocol.messages.metadata import MetadataRequest
 from tests.support.broker_process import BrokerProcess
 
 RECORD_SIZE = 1024
@@ -52,6 +57,7 @@ class Row:
     fds: int
     rss_mb: float
     create_s: float
+    metadata_ms: float
     recovery_s: float | None
     stop_s: float | None = None
     restart_s: float | None = None
@@ -137,6 +143,7 @@ def measure(partitions: int, seconds: float, recovery: bool, overrides: dict[str
         try:
             pid = broker.process.pid
             create_s = create_topic(broker.bootstrap, partitions)
+            metadata_ms = metadata_latency_ms(broker.bootstrap)
             records, elapsed = produce_round_robin(broker.bootstrap, partitions, seconds)
             fds, rss = broker_fds(pid), broker_rss_mb(pid)
             recovery_s = stop_s = restart_s = None
@@ -148,9 +155,25 @@ def measure(partitions: int, seconds: float, recovery: bool, overrides: dict[str
                 stop_s = time.perf_counter() - start
                 restart_s = restart_until_writable(broker, partitions)
             mb = records * RECORD_SIZE / elapsed / 1e6
-            return Row(partitions, mb, records, fds, rss, create_s, recovery_s, stop_s, restart_s)
+            return Row(partitions, mb, records, fds, rss, create_s, metadata_ms, recovery_s, stop_s, restart_s)
         finally:
             broker.stop(timeout=120)
+
+
+def metadata_latency_ms(bootstrap: str, requests: int = 20) -> float:
+    """Median ms of a Metadata request naming the topic, on one connection."""
+    host, port = bootstrap.rsplit(":", 1)
+    codec = ClientConnection(client_id="partition-scale-bench")
+    body = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=TOPIC)])
+    latencies = []
+    with socket.create_connection((host, int(port)), timeout=60) as sock:
+        for _ in range(requests):
+            started = time.perf_counter()
+            sock.sendall(codec.send_request(ApiKey.METADATA, 12, body)[1])
+            while codec.next_response() is None:
+                codec.receive_data(sock.recv(1 << 20))
+            latencies.append((time.perf_counter() - started) * 1000)
+    return sorted(latencies)[len(latencies) // 2]
 
 
 def restart_until_writable(broker: BrokerProcess, partitions: int) -> float:
@@ -169,21 +192,22 @@ def _seconds(value: float | None) -> str:
 def table(rows: list[Row]) -> str:
     base = rows[0].mb_per_s if rows else 1.0
     lines = [
-        "| partitions | produce MB/s | ratio to first row | broker fds | broker RSS MB | create s "
+        "| partitions | produce MB/s | ratio to first row | broker fds | broker RSS MB | create s | Metadata ms "
         "| SIGKILL recovery s | SIGTERM stop s | clean restart s |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
             f"| {r.partitions:,} | {r.mb_per_s:.1f} | {r.mb_per_s / base:.2f} | {r.fds:,} | {r.rss_mb:.0f} | "
-            f"{r.create_s:.1f} | {_seconds(r.recovery_s)} | {_seconds(r.stop_s)} | {_seconds(r.restart_s)} |"
+            f"{r.create_s:.1f} | {r.metadata_ms:.1f} | {_seconds(r.recovery_s)} | {_seconds(r.stop_s)} | "
+            f"{_seconds(r.restart_s)} |"
         )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--partitions", default="1,1000,10000", help="comma-separated partition counts")
+    parser.add_argument("--partitions", default="1,100,1000,10000", help="comma-separated partition counts")
     parser.add_argument("--seconds", type=float, default=8.0, help="produce run length per row")
     parser.add_argument("--no-recovery", action="store_true", help="skip the SIGKILL recovery measurement")
     parser.add_argument("--override", action="append", default=[], help="broker property key=value")

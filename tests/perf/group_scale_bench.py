@@ -1,0 +1,119 @@
+"""Consumer groups at scale: a 1,000-member group rebalancing, and 1,000 groups committing every second.
+
+    .venv/bin/python -m tests.perf.group_scale_bench [--members 1000] [--groups 1000] [--seconds 10]
+
+One ``spate broker start`` process; members and committers are raw Kafka
+connections (Spate's codec), as in ``group_rebalance_bench``:
+
+* rebalance: a stable group of ``--members`` members, then one more joins;
+  seconds until every member has its new assignment, with the classic
+  protocol (every member rejoins, the leader assigns, all sync) and with
+  the consumer protocol (KIP-848 heartbeats). Target: ≤ 5 s.
+* commits: ``--groups`` groups (no members: simple, standalone commits, as
+  a consumer with manual assignment makes) each commit one partition's
+  offset once a second for ``--seconds``, round-robin over 10 connections,
+  one request at a time; commits/s achieved against the asked rate, and
+  the p50/p99 of a commit's latency. Sustained means the achieved rate
+  keeps up with the asked one and every commit succeeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import tempfile
+import time
+from pathlib import Path
+
+from spate.protocol.api_keys import ApiKey
+from spate.protocol.messages.metadata import MetadataRequest
+from spate.protocol.messages.offset_commit import OffsetCommitRequest
+from tests.perf.group_rebalance_bench import (
+    PARTITIONS,
+    Wire,
+    _wait_for_coordinator,
+    classic_join_one,
+    consumer_join_one,
+)
+from tests.support.admin_requests import create_topic
+from tests.support.broker_process import BrokerProcess, running_broker
+
+TOPIC = "bench"
+COMMIT_CONNECTIONS = 10
+REBALANCE_TARGET_S = 5.0
+
+
+def raise_nofile() -> None:
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def commit_request(group: str, offset: int) -> OffsetCommitRequest:
+    Q = OffsetCommitRequest
+    partition = Q.OffsetCommitRequestPartition(partition_index=0, committed_offset=offset, committed_metadata="")
+    return Q(group_id=group, generation_id_or_member_epoch=-1, member_id="",
+             topics=[Q.OffsetCommitRequestTopic(name=TOPIC, partitions=[partition])])
+
+
+def commit_load(bootstrap: str, groups: int, seconds: float) -> dict[str, float]:
+    """Every group commits once per second, spread over the second; spread over a few connections."""
+    wires = [Wire(bootstrap) for _ in range(COMMIT_CONNECTIONS)]
+    names = [f"committer-{i}" for i in range(groups)]
+    for name in names:
+        _wait_for_coordinator(bootstrap, name)
+    latencies: list[float] = []
+    failures = 0
+    start = time.monotonic()
+    for second in range(int(seconds)):
+        for index, name in enumerate(names):
+            due = start + second + index / groups
+            if (wait := due - time.monotonic()) > 0:
+                time.sleep(wait)
+            sent = time.perf_counter()
+            answer = wires[index % COMMIT_CONNECTIONS].call(ApiKey.OFFSET_COMMIT, 8, commit_request(name, second))
+            latencies.append((time.perf_counter() - sent) * 1000)
+            failures += any(p.error_code for t in answer.topics for p in t.partitions)
+    elapsed = time.monotonic() - start
+    for wire in wires:
+        wire.sock.close()
+    latencies.sort()
+    return {"asked_per_s": groups, "achieved_per_s": len(latencies) / elapsed, "failures": failures,
+            "p50_ms": latencies[len(latencies) // 2], "p99_ms": latencies[int(len(latencies) * 0.99)]}
+
+
+def run(members: int, groups: int, seconds: float) -> str:
+    raise_nofile()
+    with tempfile.TemporaryDirectory(prefix="group-scale-") as scratch:
+        process = BrokerProcess(Path(scratch), overrides={"group.initial.rebalance.delay.ms": "1000",
+                                                          "offsets.topic.num.partitions": "4"})
+        with running_broker(process) as broker:
+            create_topic(broker.bootstrap, TOPIC, partitions=PARTITIONS, replication_factor=1)
+            meta = Wire(broker.bootstrap).call(ApiKey.METADATA, 12, MetadataRequest(
+                topics=[MetadataRequest.MetadataRequestTopic(name=TOPIC)]))
+            for group in (f"classic-{members}", f"consumer-{members}"):
+                _wait_for_coordinator(broker.bootstrap, group)
+            classic = classic_join_one(broker.bootstrap, members)
+            consumer = consumer_join_one(broker.bootstrap, TOPIC, meta.topics[0].topic_id, members)
+            commits = commit_load(broker.bootstrap, groups, seconds)
+    lines = ["| protocol | members | one joins: s until all assigned | target |", "|---|---:|---:|---:|",
+             f"| classic | {members:,} | {classic:.2f} | ≤ {REBALANCE_TARGET_S:g} |",
+             f"| consumer (KIP-848) | {members:,} | {consumer['seconds']:.2f} | ≤ {REBALANCE_TARGET_S:g} |",
+             "", "| groups committing each second | commits/s achieved | ratio to asked | failures | p50 ms "
+             "| p99 ms |", "|---:|---:|---:|---:|---:|---:|",
+             f"| {groups:,} | {commits['achieved_per_s']:.0f} | {commits['achieved_per_s'] / groups:.2f} "
+             f"| {commits['failures']:.0f} | {commits['p50_ms']:.2f} | {commits['p99_ms']:.2f} |"]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--members", type=int, default=1000, help="members of the rebalancing group")
+    parser.add_argument("--groups", type=int, default=1000, help="groups committing once a second")
+    parser.add_argument("--seconds", type=float, default=10.0, help="length of the commit run")
+    args = parser.parse_args(argv)
+    print(run(args.members, args.groups, args.seconds), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
