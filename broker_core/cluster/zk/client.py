@@ -53,7 +53,7 @@ from kazoo.retry import KazooRetry, RetryFailedError
 
 from broker_core.cluster.zk.errors import ZooKeeperAuthenticationError, ZooKeeperUnavailableError
 from broker_core.cluster.zk.event_thread import EventThread
-from broker_core.cluster.zk.zk_sasl import SET_ACL_PROPERTY, ZkSaslLogin, zk_sasl_login
+from broker_core.cluster.zk.zk_sasl import SERVER_SASL_SETTINGS, SET_ACL_PROPERTY, ZkSaslLogin, zk_sasl_login
 from broker_core.cluster.zk.znode_acls import AclTransaction, ZnodeAcls
 from broker_core.config.broker_config import BrokerConfig
 from broker_core.config.errors import ConfigError
@@ -178,6 +178,8 @@ class ZkSession:
         if self.config.connect.chroot:
             self._create_chroot(self.config.connect.chroot)
         self._start_client(self._client)
+        if self.config.sasl is not None:
+            logger.info("%s: logged in as %s", self.describe, self.config.sasl.describe)
         return self
 
     def close(self) -> None:
@@ -350,17 +352,22 @@ class ZkSession:
         """Wait for the SASL exchange, which kazoo runs after reporting the connection, to end.
 
         A request queued now is sent after the exchange; a rejected login fails it with
-        :class:`AuthFailedError`, and kazoo stops the client rather than retrying.
+        :class:`AuthFailedError` and kazoo stops the client. kazoo gives up on a silent
+        exchange after the session timeout: wait a little longer, so that is what is seen.
         """
+        sasl = self.config.sasl
         try:
-            self.retry(lambda: self._wait(client.exists_async("/")))
+            client.exists_async("/").get(timeout=2 * self._operation_timeout_s)
+            return
         except AuthFailedError:
-            client.stop()
-            client.close()
-            raise ZooKeeperAuthenticationError(
-                f"ZooKeeper at {self.config.connect.hosts} rejected the {self.config.sasl.describe}: "
-                f"check the username and password there"
-            ) from None
+            problem = f"rejected the {sasl.describe}: check the username and password there, and"
+        except (KazooTimeoutError, ConnectionLoss, SessionExpiredError):
+            problem = f"did not complete the {sasl.describe}: check"
+        client.stop()
+        client.close()
+        raise ZooKeeperAuthenticationError(
+            f"ZooKeeper at {self.config.connect.hosts} {problem} that the server enables SASL ({SERVER_SASL_SETTINGS})"
+        )
 
     def _create_chroot(self, chroot: str) -> None:
         bootstrap = self._new_client(self.config.connect.hosts)

@@ -34,6 +34,10 @@ SET_ACL_PROPERTY = "zookeeper.set.acl"
 DEFAULT_LOGIN_CONTEXT = "Client"
 DIGEST_LOGIN_MODULE = "org.apache.zookeeper.server.auth.DigestLoginModule"
 MECHANISM = "DIGEST-MD5"
+# What a ZooKeeper server needs to accept these logins (named when one is rejected).
+SERVER_SASL_SETTINGS = (
+    "authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider and a JAAS Server section"
+)
 
 
 @dataclass(frozen=True)

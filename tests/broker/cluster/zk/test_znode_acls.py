@@ -20,8 +20,8 @@ def test_znodes_are_the_creators_and_world_readable(path: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "path", ["/config/users", "/config/users/alice", "/config/brokers", "/config/brokers/1", "/config/brokers/<default>",
-             "/delegation_token/tokens", "/delegation_token/tokens/t1"],
+    "path", ["/config/users", "/config/users/alice", "/config/brokers", "/config/brokers/1",
+             "/config/brokers/<default>", "/delegation_token/tokens", "/delegation_token/tokens/t1"],
 )
 def test_credentials_and_broker_secrets_are_the_creators_alone(path: str) -> None:
     assert is_sensitive_path(path)
@@ -63,6 +63,7 @@ def test_transactions_create_with_each_paths_acl_and_pass_other_steps_through() 
     transaction.create("/brokers/topics/t", b"{}")
     transaction.create("/config/users/bob", b"{}")
     transaction.delete("/admin/delete_topics/t")
-    assert inner.creates == [("/brokers/topics/t", CREATOR_ALL_AND_WORLD_READ), ("/config/users/bob", list(CREATOR_ALL_ACL))]
+    assert inner.creates == [("/brokers/topics/t", CREATOR_ALL_AND_WORLD_READ),
+                             ("/config/users/bob", list(CREATOR_ALL_ACL))]
     assert inner.deleted == ["/admin/delete_topics/t"]
     assert ZnodeAcls(secure=False).transaction(inner) is inner

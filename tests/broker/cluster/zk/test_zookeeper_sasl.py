@@ -129,6 +129,8 @@ def test_a_rejected_login_fails_at_once_naming_the_user_and_the_jaas_file(
         assert time.monotonic() - started < 5
         assert str(info.value) == (
             f"ZooKeeper at {zookeeper.connect_string} rejected the SASL DIGEST-MD5 user 'kafka' "
-            f"(section Client of JAAS file {tmp_path / 'wrong.conf'}): check the username and password there"
+            f"(section Client of JAAS file {tmp_path / 'wrong.conf'}): check the username and password there, "
+            f"and that the server enables SASL (authProvider.sasl=org.apache.zookeeper.server.auth."
+            f"SASLAuthenticationProvider and a JAAS Server section)"
         )
         assert "not-the-password" not in str(info.value)
