@@ -84,8 +84,10 @@ class ZooKeeperServerConfig:
 
     ``sasl_users`` (user name to password) turns on SASL DIGEST-MD5: the
     server loads ZooKeeper's SASL authentication provider and a JAAS file
-    whose ``Server`` section lists the users. Clients that do not
-    authenticate may still connect; znode ACLs decide what they may do.
+    written next to ``zoo.cfg`` whose ``Server`` section lists the users;
+    ``jaas_file`` does the same with a JAAS file of the operator's. Clients
+    that do not authenticate may still connect; znode ACLs decide what they
+    may do.
     """
 
     data_dir: Path
@@ -95,6 +97,11 @@ class ZooKeeperServerConfig:
     min_session_timeout_ms: int = 1000
     max_session_timeout_ms: int = 40_000
     sasl_users: dict[str, str] = field(default_factory=dict, repr=False)
+    jaas_file: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.sasl_users and self.jaas_file is not None:
+            raise ValueError("give SASL users or a JAAS file, not both")
 
     @property
     def connect_string(self) -> str:
@@ -112,6 +119,8 @@ class ZooKeeperServerConfig:
     @property
     def jaas_path(self) -> Path | None:
         """The JAAS file with the ``Server`` section, when SASL is on."""
+        if self.jaas_file is not None:
+            return self.jaas_file
         return self.data_dir / JAAS_FILE_NAME if self.sasl_users else None
 
     def jvm_system_properties(self) -> list[str]:
@@ -137,7 +146,7 @@ class ZooKeeperServerConfig:
             "admin.enableServer=false",
             f"4lw.commands.whitelist={','.join(FOUR_LETTER_WORDS)}",
         ]
-        if self.sasl_users:
+        if self.jaas_path is not None:
             lines.append(f"authProvider.sasl={SASL_AUTH_PROVIDER}")
         return "\n".join(lines) + "\n"
 
@@ -147,7 +156,7 @@ class ZooKeeperServerConfig:
             self.data_dir.mkdir(parents=True, exist_ok=True)
             self.config_path.write_text(self.render(), encoding="utf-8")
             self.log_config_path.write_text(_LOG_CONFIG, encoding="utf-8")
-            if self.jaas_path is not None:
+            if self.sasl_users:
                 # Passwords: readable by the owner only.
                 self.jaas_path.touch(mode=0o600)
                 self.jaas_path.chmod(0o600)

@@ -123,3 +123,14 @@ def test_without_sasl_users_there_is_no_jaas_file(tmp_path: Path) -> None:
     config = ZooKeeperServerConfig(tmp_path / "data")
     assert "authProvider" not in config.render()
     assert config.jaas_path is None and config.jvm_system_properties() == []
+
+
+def test_an_operators_jaas_file_turns_on_sasl_as_it_is(tmp_path: Path) -> None:
+    jaas = tmp_path / "zookeeper_jaas.conf"
+    config = ZooKeeperServerConfig(tmp_path / "data", jaas_file=jaas)
+    config.write_files()
+    assert "authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider" in config.render()
+    assert config.jvm_system_properties() == [f"-Djava.security.auth.login.config={jaas.resolve()}"]
+    assert not jaas.exists()  # not written: it is the operator's
+    with pytest.raises(ValueError, match="not both"):
+        ZooKeeperServerConfig(tmp_path / "data", sasl_users={"kafka": "pw"}, jaas_file=jaas)
