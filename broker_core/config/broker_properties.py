@@ -500,6 +500,21 @@ _DEFINITIONS = (
         "Unacknowledged ZooKeeper requests before the client blocks.",
         at_least(1),
     ),
+    # ZooKeeper authentication: Kafka's JVM system properties, taken as broker properties.
+    _p(
+        "java.security.auth.login.config",
+        STRING,
+        None,
+        "JAAS file whose zookeeper.sasl.clientconfig section (DigestLoginModule) logs the broker in to ZooKeeper.",
+    ),
+    _p("zookeeper.sasl.client", BOOLEAN, True, "Log in to ZooKeeper with SASL when the JAAS file has the section."),
+    _p("zookeeper.sasl.clientconfig", STRING, "Client", "Section of the JAAS file used to log in to ZooKeeper."),
+    _p(
+        "zookeeper.set.acl",
+        BOOLEAN,
+        False,
+        "Give the znodes the broker creates ACLs: its SASL user ALL, everyone READ except credentials.",
+    ),
     _p("metadata.log.dir", STRING, None, "Directory of the embedded metadata store; defaults to the first log dir."),
     # Metrics.
     _p(

@@ -98,7 +98,8 @@ class LocalCluster:
         self.zookeeper = ChildProcess(
             "zookeeper",
             self._spate("zookeeper", "start", "--port", str(self.zookeeper_port),
-                        "--data-dir", str(self.data_dir / "zookeeper"), "--host", "127.0.0.1"),
+                        "--data-dir", str(self.data_dir / "zookeeper"), "--host", "127.0.0.1",
+                        *(("--jaas-config", str(self.secure.zookeeper_jaas)) if self.secure is not None else ())),
             self.data_dir / "zookeeper.log",
         )
         self.broker_processes = [
@@ -157,7 +158,7 @@ class LocalCluster:
                           stopping, "ZooKeeper to serve"):
             return False
         if self.secure is not None:  # the brokers log in to each other as the admin user
-            store_admin_credential(f"127.0.0.1:{self.zookeeper_port}", self.secure.password)
+            store_admin_credential(f"127.0.0.1:{self.zookeeper_port}", self.secure)
         report(1, total)
         for broker in self.broker_processes:
             broker.start()

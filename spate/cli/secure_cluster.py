@@ -13,6 +13,12 @@ writes two client files:
 
 Every broker has one listener, ``SASL_SSL``, for clients and for the other
 brokers, which log in as ``admin`` too.
+
+ZooKeeper takes SASL DIGEST-MD5 logins: it reads ``zookeeper_jaas.conf``
+(a ``Server`` section with the user ``kafka`` and a fresh random password),
+the brokers log in from ``broker_jaas.conf`` (its ``Client`` section) and run
+with ``zookeeper.set.acl=true``, so only they may change the cluster's
+znodes and only they may read the credentials under ``/config/users``.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import json
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from spate.cli.certs import CertificateFiles, create_certificates
 
@@ -32,6 +39,8 @@ MECHANISM = "SCRAM-SHA-512"
 LISTENER = "SASL_SSL"
 ITERATIONS = 4096
 SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
+ZOOKEEPER_USER = "kafka"
+DIGEST_MODULE = "org.apache.zookeeper.server.auth.DigestLoginModule"
 
 
 @dataclass(frozen=True)
@@ -40,6 +49,13 @@ class SecureSetup:
     password: str
     properties: Path
     confluent_properties: Path
+    zookeeper_password: str
+    zookeeper_jaas: Path  # ZooKeeper's Server section
+    broker_jaas: Path  # the brokers' Client section
+
+    def zookeeper_sasl_options(self) -> dict[str, str]:
+        """kazoo's login as the brokers' ZooKeeper user."""
+        return {"mechanism": "DIGEST-MD5", "username": ZOOKEEPER_USER, "password": self.zookeeper_password}
 
     @property
     def jaas(self) -> str:
@@ -60,6 +76,8 @@ class SecureSetup:
             f"sasl.enabled.mechanisms={MECHANISM}",
             f"sasl.mechanism.inter.broker.protocol={MECHANISM}",
             f"listener.name.{LISTENER.lower()}.{MECHANISM.lower()}.sasl.jaas.config={self.jaas}",
+            f"java.security.auth.login.config={self.broker_jaas}",
+            "zookeeper.set.acl=true",
         ]
 
 
@@ -69,7 +87,12 @@ def prepare(data_dir: Path, bootstrap: str) -> SecureSetup:
     if not certs.ca.exists():
         certs = create_certificates(data_dir / "certs")
     setup = SecureSetup(certs, secrets.token_urlsafe(18), data_dir / "client.properties",
-                        data_dir / "confluent.properties")
+                        data_dir / "confluent.properties", secrets.token_urlsafe(18),
+                        data_dir / "zookeeper_jaas.conf", data_dir / "broker_jaas.conf")
+    _write_private(setup.zookeeper_jaas, f'Server {{\n  {DIGEST_MODULE} required\n'
+                   f'  user_{ZOOKEEPER_USER}="{setup.zookeeper_password}";\n}};\n')
+    _write_private(setup.broker_jaas, f'Client {{\n  {DIGEST_MODULE} required\n  username="{ZOOKEEPER_USER}"\n'
+                   f'  password="{setup.zookeeper_password}";\n}};\n')
     common = f"bootstrap.servers={bootstrap}\nsecurity.protocol=SASL_SSL\nsasl.mechanism={MECHANISM}\n"
     _write_private(setup.properties, common + f"sasl.jaas.config={setup.jaas}\n"
                    f"ssl.truststore.location={certs.ca}\nssl.truststore.type=PEM\n")
@@ -98,12 +121,16 @@ def scram_credential_text(password: str, *, iterations: int = ITERATIONS, salt: 
     return f"salt={b64(salt)},stored_key={b64(stored_key)},server_key={b64(server_key)},iterations={iterations}"
 
 
-def store_admin_credential(zookeeper: str, password: str, timeout_s: float = 15.0) -> None:
-    """Write the admin's SCRAM-SHA-512 credential into ``/config/users/admin``, keeping its other keys."""
+def store_admin_credential(zookeeper: str, setup: SecureSetup, timeout_s: float = 15.0) -> None:
+    """Write the admin's SCRAM-SHA-512 credential into ``/config/users/admin``, keeping its other keys.
+
+    It logs in as the brokers do and creates what is missing with the ACLs they would give it.
+    """
     from kazoo.client import KazooClient
     from kazoo.exceptions import NoNodeError
 
-    client = KazooClient(hosts=zookeeper, timeout=timeout_s)
+    password = setup.password
+    client = KazooClient(hosts=zookeeper, timeout=timeout_s, sasl_options=setup.zookeeper_sasl_options())
     client.start(timeout=timeout_s)
     try:
         path = f"/config/users/{ADMIN_USER}"
@@ -115,9 +142,28 @@ def store_admin_credential(zookeeper: str, password: str, timeout_s: float = 15.
         entries = {**(config or {}), MECHANISM: scram_credential_text(password)}
         document = json.dumps({"version": 1, "config": entries}, sort_keys=True).encode()
         if config is None:
-            client.create(path, document, makepath=True)
+            _create_as_brokers_do(client, path, document)
         else:
             client.set(path, document)
     finally:
         client.stop()
         client.close()
+
+
+def _create_as_brokers_do(client: Any, path: str, data: bytes) -> None:
+    """Create ``path`` and its missing parents with the ACLs of brokers under ``zookeeper.set.acl``.
+
+    The login user may do anything, everyone else may read, except under ``/config/users`` (credentials).
+    """
+    from kazoo.exceptions import NodeExistsError
+    from kazoo.security import CREATOR_ALL_ACL, READ_ACL_UNSAFE
+
+    names = path.strip("/").split("/")
+    for depth in range(1, len(names) + 1):
+        prefix = "/" + "/".join(names[:depth])
+        acl = list(CREATOR_ALL_ACL) + ([] if prefix.startswith("/config/users") else list(READ_ACL_UNSAFE))
+        try:
+            client.create(prefix, data if depth == len(names) else b"", acl=acl)
+        except NodeExistsError:
+            if depth == len(names):
+                raise

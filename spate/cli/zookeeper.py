@@ -34,6 +34,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     start.add_argument("--port", type=port_number, default=DEFAULT_PORT, help=f"client port (default: {DEFAULT_PORT})")
     start.add_argument("--data-dir", type=Path, required=True, metavar="DIR", help="where ZooKeeper keeps its data")
     start.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default: {DEFAULT_HOST})")
+    start.add_argument(
+        "--jaas-config", type=Path, metavar="FILE",
+        help="accept SASL DIGEST-MD5 logins: a JAAS file whose Server section "
+        "(org.apache.zookeeper.server.auth.DigestLoginModule) lists user_<name>=\"<password>\" options",
+    )
     start.set_defaults(func=run_start)
 
 
@@ -53,7 +58,10 @@ def run_start(args: argparse.Namespace) -> int:
     from broker_core.cluster.zk.server import ZooKeeperServer
     from broker_core.cluster.zk.server_files import ZooKeeperServerConfig
 
-    server = ZooKeeperServer(ZooKeeperServerConfig(args.data_dir, port=args.port, host=args.host))
+    if args.jaas_config is not None and not args.jaas_config.is_file():
+        raise CliError(f"--jaas-config: JAAS file {args.jaas_config} does not exist")
+    server = ZooKeeperServer(ZooKeeperServerConfig(args.data_dir, port=args.port, host=args.host,
+                                                   jaas_file=args.jaas_config))
     stopping = threading.Event()
 
     def on_signal(signum: int, frame: object) -> None:

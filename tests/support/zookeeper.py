@@ -4,6 +4,10 @@ The server is the one ``spate zookeeper start`` runs (ZooKeeper 3.9 from the
 pyspark jars) on a free port, with its data and log under the module's
 temporary directory. Tests share it but never each other's znodes: each takes
 a new chroot. Every wait is bounded.
+
+With ``sasl_users`` the server also accepts SASL DIGEST-MD5 logins from those
+users (unauthenticated clients may still connect); :func:`write_client_jaas`
+writes the JAAS file a broker logs in with.
 """
 
 from __future__ import annotations
@@ -50,10 +54,10 @@ def wait_until(predicate: Callable[[], Any], what: str, timeout_s: float = WAIT_
 class ZooKeeperForTests:
     """One ZooKeeper server and the sessions tests opened on it (closed by :meth:`close`)."""
 
-    def __init__(self, base_dir: Path) -> None:
+    def __init__(self, base_dir: Path, sasl_users: dict[str, str] | None = None) -> None:
         self.base_dir = base_dir
         self.server = ZooKeeperServer(
-            ZooKeeperServerConfig(base_dir / "data", port=free_port()),
+            ZooKeeperServerConfig(base_dir / "data", port=free_port(), sasl_users=dict(sasl_users or {})),
             log_path=base_dir / "zookeeper.log",
             jvm_options=TEST_JVM_OPTIONS,
         )
@@ -90,8 +94,8 @@ class ZooKeeperForTests:
 
 
 @contextlib.contextmanager
-def running_zookeeper(base_dir: Path) -> Iterator[ZooKeeperForTests]:
-    harness = ZooKeeperForTests(base_dir).start()
+def running_zookeeper(base_dir: Path, sasl_users: dict[str, str] | None = None) -> Iterator[ZooKeeperForTests]:
+    harness = ZooKeeperForTests(base_dir, sasl_users).start()
     try:
         yield harness
     finally:
@@ -112,3 +116,16 @@ def expire_session(zookeeper: ZooKeeperForTests, session: ZkSession) -> None:
     intruder.start(timeout=WAIT_TIMEOUT_S)
     intruder.stop()
     intruder.close()
+
+
+def write_client_jaas(path: Path, username: str, password: str, section: str = "Client") -> Path:
+    """A JAAS file whose ``section`` logs in to ZooKeeper as ``username`` (Kafka's usual client file)."""
+    path.write_text(
+        f"{section} {{\n"
+        f"    org.apache.zookeeper.server.auth.DigestLoginModule required\n"
+        f'    username="{username}"\n'
+        f'    password="{password}";\n'
+        f"}};\n",
+        encoding="utf-8",
+    )
+    return path

@@ -10,6 +10,10 @@
   timeout fails, and :meth:`ZkSession.retry` retries lost connections at most
   :attr:`RetryPolicy.max_attempts` times within :attr:`RetryPolicy.deadline_ms`,
   then raises :class:`ZooKeeperUnavailableError`;
+* logs in with SASL DIGEST-MD5 when a :class:`ZkSaslLogin` is configured,
+  failing fast with :class:`ZooKeeperAuthenticationError` when ZooKeeper
+  rejects it, and gives every znode it creates the ACL of
+  :mod:`~broker_core.cluster.zk.znode_acls` (``zookeeper.set.acl``);
 * reports the session's life as :class:`SessionEvent`\\ s: ``CONNECTED``
   (``new_session`` when the session is not the one before: ephemeral znodes
   and watches are gone), ``SUSPENDED`` (connection lost, the session may
@@ -35,8 +39,10 @@ from typing import Any, Callable, Sequence, TypeVar
 
 from kazoo.client import KazooClient, KazooState, TransactionRequest
 from kazoo.exceptions import (
+    AuthFailedError,
     ConnectionClosedError,
     ConnectionLoss,
+    NodeExistsError,
     NoNodeError,
     OperationTimeoutError,
     SessionExpiredError,
@@ -45,8 +51,10 @@ from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import ZnodeStat
 from kazoo.retry import KazooRetry, RetryFailedError
 
-from broker_core.cluster.zk.errors import ZooKeeperUnavailableError
+from broker_core.cluster.zk.errors import ZooKeeperAuthenticationError, ZooKeeperUnavailableError
 from broker_core.cluster.zk.event_thread import EventThread
+from broker_core.cluster.zk.zk_sasl import SERVER_SASL_SETTINGS, SET_ACL_PROPERTY, ZkSaslLogin, zk_sasl_login
+from broker_core.cluster.zk.znode_acls import AclTransaction, ZnodeAcls
 from broker_core.config.broker_config import BrokerConfig
 from broker_core.config.errors import ConfigError
 from broker_core.config.zookeeper import ZkConnectString, parse_zookeeper_connect
@@ -109,6 +117,12 @@ class ZkClientConfig:
     session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS
     connection_timeout_ms: int | None = None  # None: the session timeout, as in Kafka
     retry: RetryPolicy | None = field(default=None)  # None: 10 attempts within the session timeout
+    sasl: ZkSaslLogin | None = None  # None: no SASL login
+    set_acl: bool = False  # zookeeper.set.acl: creator-only ACLs on every znode created (needs ``sasl``)
+
+    def __post_init__(self) -> None:
+        if self.set_acl and self.sasl is None:
+            raise ConfigError("is true, but no SASL login to ZooKeeper is configured", key=SET_ACL_PROPERTY)
 
     @classmethod
     def of(cls, connect: str, **settings: Any) -> ZkClientConfig:
@@ -128,6 +142,8 @@ class ZkClientConfig:
             connect,
             session_timeout_ms=config.zookeeper_session_timeout_ms,
             connection_timeout_ms=config.zookeeper_connection_timeout_ms,
+            sasl=zk_sasl_login(config),
+            set_acl=config.get_bool(SET_ACL_PROPERTY),
         )
 
     @property
@@ -146,6 +162,7 @@ class ZkSession:
         self.config = config
         self._operation_timeout_s = config.session_timeout_ms / 1000
         self._retry = config.retry_policy.kazoo_retry()
+        self._acls = ZnodeAcls(secure=config.set_acl)
         self._client = self._new_client(config.connect.hosts + (config.connect.chroot or ""))
         self._listeners: list[SessionListener] = []
         self._lock = threading.Lock()
@@ -161,6 +178,8 @@ class ZkSession:
         if self.config.connect.chroot:
             self._create_chroot(self.config.connect.chroot)
         self._start_client(self._client)
+        if self.config.sasl is not None:
+            logger.info("%s: logged in as %s", self.describe, self.config.sasl.describe)
         return self
 
     def close(self) -> None:
@@ -241,7 +260,8 @@ class ZkSession:
 
     def create(self, path: str, value: bytes = b"", *, ephemeral: bool = False, sequence: bool = False) -> str:
         """One attempt (callers retry through :meth:`retry_write`)."""
-        return self._wait(self._client.create_async(path, value, ephemeral=ephemeral, sequence=sequence))
+        acl = self._acls.for_path(path)
+        return self._wait(self._client.create_async(path, value, acl=acl, ephemeral=ephemeral, sequence=sequence))
 
     def set(self, path: str, value: bytes, *, version: int) -> ZnodeStat:
         """Conditional on ``version``; one attempt."""
@@ -252,12 +272,12 @@ class ZkSession:
 
     def ensure_path(self, path: str) -> None:
         """Create ``path`` and its parents, empty, unless they exist (idempotent, retried)."""
-        self.retry(lambda: self._wait(self._client.ensure_path_async(path)))
+        self.retry(lambda: self._ensure_path(self._client, path))
 
-    def transaction(self) -> TransactionRequest:
-        return self._client.transaction()
+    def transaction(self) -> TransactionRequest | AclTransaction:
+        return self._acls.transaction(self._client.transaction())
 
-    def commit(self, transaction: TransactionRequest) -> list[Any]:
+    def commit(self, transaction: TransactionRequest | AclTransaction) -> list[Any]:
         """One attempt; the result holds an exception instance for each operation that failed."""
         return self._wait(transaction.commit_async())
 
@@ -292,12 +312,29 @@ class ZkSession:
         except KazooTimeoutError:
             raise OperationTimeoutError(f"no answer within {self._operation_timeout_s:g}s") from None
 
+    def _ensure_path(self, client: KazooClient, path: str) -> None:
+        if not self._acls.secure:
+            self._wait(client.ensure_path_async(path))
+            return
+        # Each missing znode on the way gets the ACL of its own path (kazoo's would give all the same one).
+        if self._wait(client.exists_async(path)) is not None:
+            return
+        prefix = ""
+        for name in path.strip("/").split("/"):
+            prefix += "/" + name
+            try:
+                self._wait(client.create_async(prefix, b"", acl=self._acls.for_path(prefix)))
+            except NodeExistsError:
+                pass
+
     def _new_client(self, hosts: str) -> KazooClient:
+        sasl = self.config.sasl
         return KazooClient(
             hosts=hosts,
             timeout=self.config.session_timeout_ms / 1000,
             connection_retry=KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=_RECONNECT_MAX_DELAY_S),
             command_retry=self.config.retry_policy.kazoo_retry(),
+            sasl_options=sasl.kazoo_sasl_options() if sasl is not None else None,
         )
 
     def _start_client(self, client: KazooClient) -> None:
@@ -308,12 +345,35 @@ class ZkSession:
             raise ZooKeeperUnavailableError(
                 f"cannot connect to ZooKeeper at {self.config.connect.hosts} within {timeout_ms} ms"
             ) from None
+        if self.config.sasl is not None:
+            self._check_login(client)
+
+    def _check_login(self, client: KazooClient) -> None:
+        """Wait for the SASL exchange, which kazoo runs after reporting the connection, to end.
+
+        A request queued now is sent after the exchange; a rejected login fails it with
+        :class:`AuthFailedError` and kazoo stops the client. kazoo gives up on a silent
+        exchange after the session timeout: wait a little longer, so that is what is seen.
+        """
+        sasl = self.config.sasl
+        try:
+            client.exists_async("/").get(timeout=2 * self._operation_timeout_s)
+            return
+        except AuthFailedError:
+            problem = f"rejected the {sasl.describe}: check the username and password there, and"
+        except (KazooTimeoutError, ConnectionLoss, SessionExpiredError):
+            problem = f"did not complete the {sasl.describe}: check"
+        client.stop()
+        client.close()
+        raise ZooKeeperAuthenticationError(
+            f"ZooKeeper at {self.config.connect.hosts} {problem} that the server enables SASL ({SERVER_SASL_SETTINGS})"
+        )
 
     def _create_chroot(self, chroot: str) -> None:
         bootstrap = self._new_client(self.config.connect.hosts)
         self._start_client(bootstrap)
         try:
-            self.retry(lambda: self._wait(bootstrap.ensure_path_async(chroot)))
+            self.retry(lambda: self._ensure_path(bootstrap, chroot))
         finally:
             bootstrap.stop()
             bootstrap.close()

@@ -21,6 +21,13 @@ class ZooKeeperUnavailableError(MetadataError):
     """
 
 
+class ZooKeeperAuthenticationError(MetadataError):
+    """ZooKeeper rejected the broker's SASL login; the message names the user and the JAAS file.
+
+    Not retried: the credentials will not get better by waiting.
+    """
+
+
 class ZNodeDecodeError(MetadataError):
     """A znode's data does not decode as the layout of its path; the message names the path."""
 

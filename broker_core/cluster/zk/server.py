@@ -123,6 +123,7 @@ class ZooKeeperServer:
         return [
             java,
             *self._jvm_options,
+            *self.config.jvm_system_properties(),
             f"-Dlog4j2.configurationFile={self.config.log_config_path.resolve()}",
             "-cp",
             classpath,

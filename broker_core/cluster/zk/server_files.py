@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from broker_core.cluster.zk.errors import ZooKeeperServerError
@@ -19,6 +19,9 @@ from broker_core.cluster.zk.errors import ZooKeeperServerError
 MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 CONFIG_FILE_NAME = "zoo.cfg"
 LOG_CONFIG_FILE_NAME = "log4j2.properties"
+JAAS_FILE_NAME = "zookeeper_jaas.conf"
+SASL_AUTH_PROVIDER = "org.apache.zookeeper.server.auth.SASLAuthenticationProvider"
+DIGEST_LOGIN_MODULE = "org.apache.zookeeper.server.auth.DigestLoginModule"
 FOUR_LETTER_WORDS = ("ruok", "srvr", "mntr")
 
 # Artifact names followed by "-<version>.jar"; "[0-9]" keeps "netty-handler" from matching "netty-handler-proxy".
@@ -78,6 +81,13 @@ class ZooKeeperServerConfig:
     short tick keeps controller failover close to ``zookeeper.session.timeout.ms``.
     Sessions may last ``min_session_timeout_ms`` to ``max_session_timeout_ms``
     (1 s to 40 s), which covers Kafka's 18 s default.
+
+    ``sasl_users`` (user name to password) turns on SASL DIGEST-MD5: the
+    server loads ZooKeeper's SASL authentication provider and a JAAS file
+    written next to ``zoo.cfg`` whose ``Server`` section lists the users;
+    ``jaas_file`` does the same with a JAAS file of the operator's. Clients
+    that do not authenticate may still connect; znode ACLs decide what they
+    may do.
     """
 
     data_dir: Path
@@ -86,6 +96,12 @@ class ZooKeeperServerConfig:
     tick_time_ms: int = 500
     min_session_timeout_ms: int = 1000
     max_session_timeout_ms: int = 40_000
+    sasl_users: dict[str, str] = field(default_factory=dict, repr=False)
+    jaas_file: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.sasl_users and self.jaas_file is not None:
+            raise ValueError("give SASL users or a JAAS file, not both")
 
     @property
     def connect_string(self) -> str:
@@ -100,6 +116,24 @@ class ZooKeeperServerConfig:
     def log_config_path(self) -> Path:
         return self.data_dir / LOG_CONFIG_FILE_NAME
 
+    @property
+    def jaas_path(self) -> Path | None:
+        """The JAAS file with the ``Server`` section, when SASL is on."""
+        if self.jaas_file is not None:
+            return self.jaas_file
+        return self.data_dir / JAAS_FILE_NAME if self.sasl_users else None
+
+    def jvm_system_properties(self) -> list[str]:
+        """The ``-D`` options the server needs for this configuration."""
+        if self.jaas_path is None:
+            return []
+        return [f"-Djava.security.auth.login.config={self.jaas_path.resolve()}"]
+
+    def render_jaas(self) -> str:
+        """The ``Server`` section: ZooKeeper's digest login module with a ``user_<name>`` option per user."""
+        users = "".join(f'\n    user_{name}="{_jaas_quote(password)}"' for name, password in self.sasl_users.items())
+        return f"Server {{\n  {DIGEST_LOGIN_MODULE} required{users};\n}};\n"
+
     def render(self) -> str:
         """``zoo.cfg`` for this server: standalone, no admin HTTP server, a few four-letter words."""
         lines = [
@@ -112,6 +146,8 @@ class ZooKeeperServerConfig:
             "admin.enableServer=false",
             f"4lw.commands.whitelist={','.join(FOUR_LETTER_WORDS)}",
         ]
+        if self.jaas_path is not None:
+            lines.append(f"authProvider.sasl={SASL_AUTH_PROVIDER}")
         return "\n".join(lines) + "\n"
 
     def write_files(self) -> None:
@@ -120,8 +156,17 @@ class ZooKeeperServerConfig:
             self.data_dir.mkdir(parents=True, exist_ok=True)
             self.config_path.write_text(self.render(), encoding="utf-8")
             self.log_config_path.write_text(_LOG_CONFIG, encoding="utf-8")
+            if self.sasl_users:
+                # Passwords: readable by the owner only.
+                self.jaas_path.touch(mode=0o600)
+                self.jaas_path.chmod(0o600)
+                self.jaas_path.write_text(self.render_jaas(), encoding="utf-8")
         except OSError as exc:
             raise ZooKeeperServerError(f"cannot write ZooKeeper's config in {self.data_dir}: {exc.strerror or exc}") from None
+
+
+def _jaas_quote(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def find_java(java: str | None = None) -> str:

@@ -64,4 +64,26 @@ def test_a_secure_cluster_starts_and_clients_connect_with_the_files_it_wrote(
     finally:
         consumer.close()
     assert seen == [f"v{i}".encode() for i in range(10)]
+    assert_brokers_own_their_znodes(cluster)
     assert cluster.stop() == 0
+
+
+def assert_brokers_own_their_znodes(cluster: ClusterUp) -> None:
+    """The brokers logged in to ZooKeeper (SASL) and set ACLs: others read topics, never change them or read users."""
+    from kazoo.client import KazooClient
+    from kazoo.exceptions import NoAuthError
+
+    for name in ("zookeeper_jaas.conf", "broker_jaas.conf"):
+        assert oct((cluster.data_dir / name).stat().st_mode & 0o777) == "0o600"
+    anonymous = KazooClient(hosts=f"127.0.0.1:{cluster.zookeeper_port}")
+    anonymous.start(timeout=15)
+    try:
+        assert b"partitions" in anonymous.get("/brokers/topics/secure-topic")[0]
+        assert {acl.id.scheme for acl in anonymous.get_acls("/brokers/topics/secure-topic")[0]} == {"sasl", "world"}
+        with pytest.raises(NoAuthError):
+            anonymous.set("/brokers/topics/secure-topic", b"{}")
+        with pytest.raises(NoAuthError):
+            anonymous.get("/config/users/admin")
+    finally:
+        anonymous.stop()
+        anonymous.close()

@@ -80,3 +80,15 @@ def test_a_bad_port_is_a_usage_error(tmp_path: Path) -> None:
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 2
     assert "a port is between 1 and 65535" in stderr.decode()
+
+
+def test_a_missing_jaas_config_is_one_line_and_exit_one(tmp_path: Path) -> None:
+    absent = tmp_path / "absent_jaas.conf"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "spate.cli.main", "zookeeper", "start", "--port", str(free_port()),
+         "--data-dir", str(tmp_path / "zk"), "--jaas-config", str(absent)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 1
+    assert stderr.decode().strip().splitlines() == [f"spate: --jaas-config: JAAS file {absent} does not exist"]

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from kazoo.exceptions import ConnectionLoss
 
 from broker_core.cluster.zk.client import RetryPolicy, SessionEvent, SessionState, ZkClientConfig, ZkSession
-from broker_core.cluster.zk.errors import ZooKeeperUnavailableError
-from tests.support.zookeeper import ZooKeeperForTests, expire_session, free_port, wait_until
+from broker_core.cluster.zk.errors import ZooKeeperAuthenticationError, ZooKeeperUnavailableError
+from broker_core.cluster.zk.zk_sasl import login_from_jaas_file
+from tests.support.zookeeper import ZooKeeperForTests, expire_session, free_port, wait_until, write_client_jaas
 
 
 def test_connecting_creates_the_chroot_and_roots_every_path_there(zookeeper: ZooKeeperForTests) -> None:
@@ -125,3 +127,13 @@ def test_a_closed_session_refuses_work_at_once(zookeeper: ZooKeeperForTests, zk_
     session.close()
     with pytest.raises(ZooKeeperUnavailableError, match="closed"):
         session.get_children("/")
+
+
+def test_a_sasl_login_to_a_server_without_sasl_fails_within_the_session_timeout(
+    zookeeper: ZooKeeperForTests, tmp_path: Path
+) -> None:
+    login = login_from_jaas_file(write_client_jaas(tmp_path / "jaas.conf", "kafka", "kafka-secret"))
+    started = time.monotonic()
+    with pytest.raises(ZooKeeperAuthenticationError, match="and that the server enables SASL"):
+        zookeeper.session(sasl=login, session_timeout_ms=2000)
+    assert time.monotonic() - started < 8

@@ -102,3 +102,35 @@ def test_a_process_that_dies_while_starting_is_reported(tmp_path: Path) -> None:
     with pytest.raises(ZooKeeperServerError, match=r"ZooKeeper exited with code \d+ while starting") as info:
         zookeeper.start()
     assert_one_line(info.value)
+
+
+def test_sasl_users_turn_on_the_sasl_provider_and_a_jaas_server_section(tmp_path: Path) -> None:
+    config = ZooKeeperServerConfig(tmp_path / "data", sasl_users={"kafka": 'kafka"secret'})
+    config.write_files()
+    assert "authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider" in config.render()
+    assert config.jvm_system_properties() == [f"-Djava.security.auth.login.config={config.jaas_path.resolve()}"]
+    assert config.jaas_path.read_text() == (
+        "Server {\n"
+        "  org.apache.zookeeper.server.auth.DigestLoginModule required\n"
+        '    user_kafka="kafka\\"secret";\n'
+        "};\n"
+    )
+    assert config.jaas_path.stat().st_mode & 0o077 == 0  # passwords: the owner's alone
+    assert "secret" not in repr(config)
+
+
+def test_without_sasl_users_there_is_no_jaas_file(tmp_path: Path) -> None:
+    config = ZooKeeperServerConfig(tmp_path / "data")
+    assert "authProvider" not in config.render()
+    assert config.jaas_path is None and config.jvm_system_properties() == []
+
+
+def test_an_operators_jaas_file_turns_on_sasl_as_it_is(tmp_path: Path) -> None:
+    jaas = tmp_path / "zookeeper_jaas.conf"
+    config = ZooKeeperServerConfig(tmp_path / "data", jaas_file=jaas)
+    config.write_files()
+    assert "authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider" in config.render()
+    assert config.jvm_system_properties() == [f"-Djava.security.auth.login.config={jaas.resolve()}"]
+    assert not jaas.exists()  # not written: it is the operator's
+    with pytest.raises(ValueError, match="not both"):
+        ZooKeeperServerConfig(tmp_path / "data", sasl_users={"kafka": "pw"}, jaas_file=jaas)
