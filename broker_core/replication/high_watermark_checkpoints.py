@@ -11,13 +11,17 @@ takes it from its leader.
 
 The file is Kafka's offset checkpoint format (written atomically); an
 unreadable one is reported and treated as empty, which only delays what
-consumers see until the ISR confirms it again.
+consumers see until the ISR confirms it again. Writing fsyncs, which can take
+long on a busy disk, so the periodic write runs on a thread of its own (the
+entries are taken on the event loop first); a lock keeps writers of the same
+files one at a time.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -35,6 +39,7 @@ class HighWatermarkCheckpoints:
         self._failures = failures
         self._files = {Path(d): OffsetCheckpointFile(Path(d) / REPLICATION_OFFSET_CHECKPOINT) for d in log_dirs}
         self._saved: dict[TopicPartition, int] = {}
+        self._writing = threading.Lock()
         for log_dir, checkpoint in self._files.items():
             try:
                 self._saved.update(checkpoint.read())
@@ -51,6 +56,10 @@ class HighWatermarkCheckpoints:
         by_dir: dict[str, dict[TopicPartition, int]] = {str(log_dir): {} for log_dir in self._files}
         for partition_dir, tp, high_watermark in high_watermarks:
             by_dir.setdefault(os.path.dirname(partition_dir), {})[tp] = high_watermark
+        with self._writing:
+            self._write_files(by_dir)
+
+    def _write_files(self, by_dir: dict[str, dict[TopicPartition, int]]) -> None:
         for text, entries in by_dir.items():
             log_dir = Path(text)
             if self._failures is not None and self._failures.is_offline(log_dir):

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import inspect
 import logging
 import time
 from pathlib import Path
@@ -453,8 +454,9 @@ class Broker:
             # Also fsyncs segments that rolled, which advances the recovery point.
             ("flush", min(config.log_flush_interval_ms, 1000), self._flush_job(log_manager)),
             ("checkpoint", config.get_int("log.flush.offset.checkpoint.interval.ms"), self.replicas.checkpoint_all),
+            # The fsyncs run off the event loop: on a busy disk they would stall every connection.
             ("high-watermark-checkpoint", config.get_int("replica.high.watermark.checkpoint.interval.ms"),
-             self.replicas.checkpoint_high_watermarks),
+             lambda: asyncio.to_thread(self.replicas.high_watermarks_writer())),
             ("segment-deletes", 1000, lambda: log_manager.run_pending_deletes(self._clock())),
         ]
         for name, interval_ms, job in jobs:
@@ -480,10 +482,13 @@ class Broker:
             logger.info("retention deleted %d segment(s)", deleted)
 
     async def _every(self, name: str, interval_ms: int, job: Callable[[], object]) -> None:
+        """Run ``job`` every ``interval_ms``; a job returning an awaitable is awaited, so runs never overlap."""
         while True:
             await asyncio.sleep(interval_ms / 1000)
             try:
-                job()
+                result = job()
+                if inspect.isawaitable(result):
+                    await result
             except Exception:
                 logger.exception("background job %s failed", name)
 

@@ -372,9 +372,12 @@ class ReplicaManager:
         self.checkpoint_high_watermarks()
 
     def checkpoint_high_watermarks(self) -> None:
-        self._high_watermarks.write(
-            (p.log.directory, TopicPartition(p.topic, p.index), p.high_watermark) for p in self
-        )
+        self.high_watermarks_writer()()
+
+    def high_watermarks_writer(self) -> Callable[[], None]:
+        """Every partition's high watermark as of now; the returned call writes them, from any thread."""
+        entries = [(p.log.directory, TopicPartition(p.topic, p.index), p.high_watermark) for p in self]
+        return lambda: self._high_watermarks.write(entries)
 
     async def shutdown_fetchers(self) -> None:
         """Stop replicating (bounded): no fetcher appends once this returns."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from broker_core.replication.high_watermark_checkpoints import HighWatermarkCheckpoints
@@ -40,3 +41,13 @@ def test_a_rewrite_drops_partitions_no_longer_hosted(tmp_path: Path) -> None:
     checkpoints.write([(tmp_path / "orders-1", B, 5)])
     assert HighWatermarkCheckpoints([tmp_path]).initial(A, 10) == 0
     assert HighWatermarkCheckpoints([tmp_path]).initial(B, 10) == 5
+
+
+def test_writers_on_several_threads_take_turns_and_the_last_write_stands(tmp_path: Path) -> None:
+    checkpoints = HighWatermarkCheckpoints([tmp_path])
+    writes = [[(tmp_path / "orders-0", A, n)] for n in range(40)]
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(checkpoints.write, writes[:-1]))
+    checkpoints.write(writes[-1])
+    # Interleaved writers would leave a torn or mixed file, or fail on each other's temporary file.
+    assert (tmp_path / REPLICATION_OFFSET_CHECKPOINT).read_text() == "0\n1\norders 0 39\n"
