@@ -97,6 +97,9 @@ class StoreMetadataView:
     def __init__(self, store: MetadataStore, node_id: int) -> None:
         self._store = store
         self._node_id = node_id
+        # The store replaces a topic's description on every change, so a description seen before converts
+        # to the metadata made from it then (at thousands of partitions the conversion costs milliseconds).
+        self._converted: dict[str, tuple[object, TopicMetadata]] = {}
 
     def cluster_id(self) -> str:
         return self._store.cluster_id()
@@ -117,12 +120,24 @@ class StoreMetadataView:
         return self._store.list_topics()
 
     def get_topic(self, name: str) -> TopicMetadata:
-        topic = self._store.get_topic(name)
+        try:
+            topic = self._store.get_topic(name)
+        except UnknownTopicError:
+            self._converted.pop(name, None)
+            raise
+        converted = self._converted.get(name)
+        if converted is not None and converted[0] is topic:
+            return converted[1]
         partitions = {
             index: PartitionMetadata(state.leader, state.leader_epoch, tuple(state.isr), tuple(state.replicas))
             for index, state in topic.partitions.items()
         }
-        return TopicMetadata(topic.name, topic.topic_id, partitions)
+        metadata = TopicMetadata(topic.name, topic.topic_id, partitions)
+        self._converted[name] = (topic, metadata)
+        if len(self._converted) > 2 * len(self._store.list_topics()) + 16:  # forget deleted topics
+            current = set(self._store.list_topics())
+            self._converted = {n: entry for n, entry in self._converted.items() if n in current}
+        return metadata
 
     def partition_count(self, name: str) -> int | None:
         try:

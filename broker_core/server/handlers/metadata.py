@@ -23,9 +23,11 @@ cluster or the topic (else TOPIC_AUTHORIZATION_FAILED).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from broker_core.cluster.errors import UnknownTopicError
+from broker_core.cluster.metadata_store import BrokerRegistration
 from broker_core.cluster.topic_names import is_internal_topic, is_valid_topic_name
 from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
@@ -40,12 +42,33 @@ R = MetadataResponse
 NO_LEADER_ID = -1
 
 
+@dataclass
+class _Brokers:
+    """The live brokers as this request sees them, looked up once per request, not once per partition."""
+
+    view: MetadataView
+    reachable: dict[int, BrokerRegistration]  # alive, at their endpoint on the request's listener
+    _alive: dict[int, bool] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, view: MetadataView) -> _Brokers:
+        return cls(view, {b.broker_id: b for b in view.alive_brokers()})
+
+    def is_alive(self, broker_id: int) -> bool:
+        """Alive on any listener."""
+        alive = self._alive.get(broker_id)
+        if alive is None:
+            alive = self._alive[broker_id] = self.view.is_alive(broker_id)
+        return alive
+
+
 def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
     view = ctx.metadata
+    live = _Brokers.of(view)
     brokers = [
         R.MetadataResponseBroker(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
-        for b in view.alive_brokers()
+        for b in live.reachable.values()
     ]
     # v0 sends an empty list for "all topics"; v1+ sends null.
     if body.topics is None or (request.api_version == 0 and not body.topics):
@@ -57,9 +80,9 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
         by_id = [t for t in body.topics if t.name is None]
         names = [t.name for t in body.topics if t.name is not None]
         allow_create = body.allow_auto_topic_creation
-    topics = [_describe_topic(ctx, request, name, allow_create) for name in names]
+    topics = [_describe_topic(ctx, request, live, name, allow_create) for name in names]
     if body.topics is not None and by_id:
-        topics += _describe_topics_by_id(ctx, request, [t.topic_id for t in by_id])
+        topics += _describe_topics_by_id(ctx, request, live, [t.topic_id for t in by_id])
     return R(
         throttle_time_ms=0,
         brokers=brokers,
@@ -69,7 +92,7 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
     )
 
 
-def _describe_topics_by_id(ctx: BrokerContext, request: Request, topic_ids: list[Any]) -> list[Any]:
+def _describe_topics_by_id(ctx: BrokerContext, request: Request, live: _Brokers, topic_ids: list[Any]) -> list[Any]:
     names = topic_names_by_id(ctx.metadata)
     described = []
     for topic_id in topic_ids:
@@ -78,11 +101,11 @@ def _describe_topics_by_id(ctx: BrokerContext, request: Request, topic_ids: list
             described.append(R.MetadataResponseTopic(error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None,
                                                      topic_id=topic_id, partitions=[]))
         else:
-            described.append(_describe_topic(ctx, request, name, False))
+            described.append(_describe_topic(ctx, request, live, name, False))
     return described
 
 
-def _describe_topic(ctx: BrokerContext, request: Request, name: str, allow_create: bool) -> Any:
+def _describe_topic(ctx: BrokerContext, request: Request, live: _Brokers, name: str, allow_create: bool) -> Any:
     version = request.api_version
     if not acl_checks.topic(ctx, request, acl_checks.Op.DESCRIBE, name):
         return R.MetadataResponseTopic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=name, partitions=[])
@@ -97,7 +120,7 @@ def _describe_topic(ctx: BrokerContext, request: Request, name: str, allow_creat
         if isinstance(created, ErrorCode):
             return R.MetadataResponseTopic(error_code=created, name=name, partitions=[])
         topic = created
-    partitions = [_describe_partition(ctx.metadata, index, state, version) for index, state in topic.partitions.items()]
+    partitions = [_describe_partition(live, index, state, version) for index, state in topic.partitions.items()]
     return R.MetadataResponseTopic(
         error_code=ErrorCode.NONE, name=name, topic_id=topic.topic_id, is_internal=is_internal_topic(name),
         partitions=partitions,
@@ -109,15 +132,16 @@ def _may_create(ctx: BrokerContext, request: Request, name: str) -> bool:
     return acl_checks.cluster(ctx, request, create) or acl_checks.topic(ctx, request, create, name)
 
 
-def _describe_partition(view: MetadataView, index: int, state: PartitionMetadata, version: int) -> Any:
+def _describe_partition(live: _Brokers, index: int, state: PartitionMetadata, version: int) -> Any:
     replicas, isr = list(state.replicas), list(state.isr)
     error = ErrorCode.NONE
+    reachable = live.reachable
     if version == 0:
-        replicas = [r for r in replicas if view.alive_broker(r) is not None]
-        isr = [r for r in isr if view.alive_broker(r) is not None]
-    leader_alive = state.leader >= 0 and view.alive_broker(state.leader) is not None
+        replicas = [r for r in replicas if r in reachable]
+        isr = [r for r in isr if r in reachable]
+    leader_alive = state.leader in reachable
     if not leader_alive:
-        elsewhere = version >= 6 and state.leader >= 0 and view.is_alive(state.leader)
+        elsewhere = version >= 6 and state.leader >= 0 and live.is_alive(state.leader)
         error = ErrorCode.LISTENER_NOT_FOUND if elsewhere else ErrorCode.LEADER_NOT_AVAILABLE
     elif len(replicas) < len(state.replicas) or len(isr) < len(state.isr):
         error = ErrorCode.REPLICA_NOT_AVAILABLE
