@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import faulthandler
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -51,6 +52,8 @@ CLIENT_TIMEOUT_S = 30.0
 STALL_REPORT_S = 20.0
 # How often, at most, the copier says why it has not caught up yet.
 WAIT_REPORT_S = 5.0
+# librdkafka debug contexts for both clients (e.g. "eos,cgrp"), to diagnose a run.
+DEBUG_ENV = "SPATE_COPIER_DEBUG"
 # How long the consumer must have returned nothing before the copier asks whether it has caught up.
 IDLE_CHECK_S = 0.3
 
@@ -85,10 +88,12 @@ class Copier:
 
     @classmethod
     def connect(cls, settings: CopierSettings) -> Copier:
+        debug = {"debug": os.environ[DEBUG_ENV]} if os.environ.get(DEBUG_ENV) else {}
         producer = Producer({
             "bootstrap.servers": settings.bootstrap,
             "transactional.id": settings.transactional_id,
             "linger.ms": 5,
+            **debug,
         })
         # Fences any earlier instance and settles its open transaction before offsets are read.
         producer.init_transactions(CLIENT_TIMEOUT_S)
@@ -102,6 +107,7 @@ class Copier:
             "session.timeout.ms": 10_000,
             # A partition assigned while another's fetch waits at the log end joins the next fetch sooner.
             "fetch.wait.max.ms": 100,
+            **debug,
         })
         copier = cls(settings, producer, consumer)
         consumer.subscribe([settings.input_topic], on_assign=copier._on_assign, on_revoke=copier._on_revoke)
