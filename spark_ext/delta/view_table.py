@@ -14,7 +14,8 @@ a concurrent one stored offsets of the same partition first (its ``txn``
 conflict check): either way the run gets :class:`StaleOffsetsError` or
 ``CommitFailedError``, plans again from the stored offsets, and applies
 nothing twice. A concurrent compaction of the table makes the MERGE's commit
-fail the same way (it read files the compaction removed) and is handled alike.
+fail the same way (both carry the rewrite guard, :mod:`.rewrite_guard`) and is
+handled alike.
 
 The table is created on first use with the view's schema, named
 ``spate-table-view:<topic>``; a table named for another topic is refused.
@@ -29,6 +30,7 @@ from typing import Mapping, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from spark_ext.delta.rewrite_guard import guard_transaction
 from spark_ext.delta.schema import DeltaSchemaError, table_arrow_schema
 from spark_ext.delta.view_offsets import APP_ID_PREFIX, OffsetRange, app_id, describe
 
@@ -117,7 +119,8 @@ class ViewTable:
                 raise StaleOffsetsError(f"partition {r.partition} of {self.topic}: the table's next offset is "
                                         f"{stored}, not {r.start}; another run applied these records")
         properties = CommitProperties(
-            app_transactions=[Transaction(app_id(self.topic, r.partition), r.end) for r in ranges],
+            app_transactions=[Transaction(app_id(self.topic, r.partition), r.end) for r in ranges]
+            + [guard_transaction(table.version())],
             custom_metadata={TOPIC_METADATA: self.topic, OFFSETS_METADATA: describe(ranges)},
         )
         schema = pa.schema(table.schema().to_arrow())

@@ -109,3 +109,23 @@ def _txn(topic: str, partition: int, version: int):
     from deltalake.transaction import CommitProperties, Transaction
 
     return CommitProperties(app_transactions=[Transaction(app_id(topic, partition), version)])
+
+
+def test_a_view_commit_planned_before_a_compaction_is_refused(tmp_path):
+    from deltalake.transaction import CommitProperties
+
+    from spark_ext.delta.optimize import compact
+    from spark_ext.delta.rewrite_guard import guard_transaction
+
+    path = str(tmp_path / "v")
+    view = ViewTable(path, "customers")
+    for n in range(3):
+        view.apply(changes((f"k{n}", "1", 0, n)), [OffsetRange(0, n, n + 1)])
+    stale = DeltaTable(path)  # a view run plans its MERGE here ...
+    assert compact(path, target_size=1 << 20).committed  # ... a compaction commits first ...
+    merge = stale.merge(changes(("k0", "2", 0, 3)).drop_columns([TOMBSTONE_COLUMN]), "t.key = s.key",
+                        source_alias="s", target_alias="t",
+                        commit_properties=CommitProperties(app_transactions=[guard_transaction(stale.version())]))
+    with pytest.raises(CommitFailedError):  # ... so the MERGE must be planned again
+        merge.when_matched_update_all().execute()
+    assert state(path) == {"k0": "1", "k1": "1", "k2": "1"}
