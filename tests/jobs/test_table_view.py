@@ -140,3 +140,37 @@ def test_arguments_are_checked():
         config_from(parser.parse_args(["--topic", "t", "--table", "x", "--max-offsets-per-commit", "0"]), parser)
     with pytest.raises(SystemExit):
         parser.parse_args(["--topic", "t", "--table", "x", "--value-format", "binary", "--json-schema", "a INT"])
+
+
+def test_a_run_overtaken_by_another_plans_again_and_applies_nothing_twice(spark, jobs_broker, unique, tmp_path):
+    topic = compacted_topic(jobs_broker.bootstrap, unique("stock"), 1)
+    send(jobs_broker.bootstrap, topic, [(f"item-{n % 3}", f"{n}", 0) for n in range(9)])
+    config = TableViewConfig(topic, str(tmp_path / "stock"), jobs_broker.bootstrap)
+    overtaken = []
+
+    def another_run_commits_first(at: str, ranges) -> None:
+        if at == "before-commit" and not overtaken:
+            overtaken.append(run(spark, config))  # a concurrent run applies the same records first
+
+    summary = run(spark, config, fault=another_run_commits_first)
+    assert summary.attempts == 2 and summary.commits == []  # planned again: nothing left to apply
+    assert applied_ranges(config.table) == [{"0": [0, 9]}]
+    assert state(config.table) == {"item-0": "6", "item-1": "7", "item-2": "8"}
+
+
+def test_a_compaction_between_reading_and_merging_loses_nothing(spark, jobs_broker, unique, tmp_path):
+    from spark_ext.delta.optimize import compact
+
+    topic = compacted_topic(jobs_broker.bootstrap, unique("tiers"), 1)
+    send(jobs_broker.bootstrap, topic, [(f"user-{n}", "bronze", 0) for n in range(6)])
+    config = TableViewConfig(topic, str(tmp_path / "tiers"), jobs_broker.bootstrap, max_offsets_per_commit=2)
+    run(spark, config)
+    send(jobs_broker.bootstrap, topic, [("user-0", "gold", 0), ("user-5", None, 0)])
+
+    def compaction_meanwhile(at: str, ranges) -> None:
+        if at == "before-commit":
+            assert compact(config.table, target_size=1 << 20).committed
+
+    run(spark, config, fault=compaction_meanwhile)
+    assert state(config.table) == {"user-0": "gold", **{f"user-{n}": "bronze" for n in range(1, 5)}}
+    assert_each_offset_applied_once(config.table, {0: 8})
