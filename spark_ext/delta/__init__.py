@@ -12,5 +12,9 @@ The layers, each reusable on its own:
 - :mod:`.table` — what the driver does: read the log (schema, partitioning,
   application transactions) and commit files in one Delta commit;
 - :mod:`.options`, :mod:`.writer`, :mod:`.sink` — the ``spate-delta`` Spark
-  data source built on them (found by name through ``pyspark_spate_delta``).
+  data source built on them (found by name through ``pyspark_spate_delta``);
+- :mod:`.view_offsets`, :mod:`.view_table` — a compacted topic as a table of
+  the latest value per key, its offsets committed with its rows;
+- :mod:`.compaction_plan`, :mod:`.optimize`, :mod:`.vacuum` — table
+  maintenance, with :mod:`.rewrite_guard` keeping concurrent rewrites apart.
 """

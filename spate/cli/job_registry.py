@@ -33,6 +33,8 @@ JOBS: dict[str, JobSpec] = {
         JobSpec("copy-topic", "copy_topic.py", "copy a topic to another through Spark, exactly once",
                 streaming=True),
         JobSpec("compaction", "compaction.py", "compact topics with plans computed by Spark"),
+        JobSpec("table-view", "table_view.py", "keep a Delta table of the latest value per key of a compacted topic"),
+        JobSpec("delta-maintenance", "delta_maintenance.py", "compact a Delta table's small files and vacuum it"),
     )
 }
 

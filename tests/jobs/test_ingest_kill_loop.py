@@ -6,7 +6,8 @@ SIGKILLs the whole group at a random point — mostly while micro-batches are
 being committed, sometimes still during start-up — and then adds more input.
 Throughout, every task's first attempt fails with probability 0.3 after it
 wrote its files (``testFailTaskProbability``), so Spark retries tasks too. A
-last run with ``--available-now`` drains the topic. Then:
+last run with ``--available-now`` drains the topic. While the query commits,
+the maintenance job's compaction rewrites the table's small files. Then:
 
 - the table, read with ``deltalake`` alone, holds each produced record once:
   no duplicate, no gap, the same values;
@@ -32,6 +33,7 @@ from pathlib import Path
 import pytest
 from deltalake import DeltaTable
 
+from spark_ext.delta.optimize import compact
 from tests.spark.kafka_data import create_topic, produce
 from tests.support.faults.scale import SEED_ENV, FaultScale
 from tests.support.process_groups import kill_group
@@ -54,6 +56,7 @@ class KillLoop:
     rng: random.Random
     produced: int = 0
     log: list[str] = field(default_factory=list)
+    compactions: int = 0
 
     @property
     def table(self) -> Path:
@@ -103,12 +106,18 @@ class KillLoop:
                     if process.poll() is not None:
                         raise AssertionError(f"run {run} exited early:\n{self.tail(run)}")
                     time.sleep(0.1)
+                self.compact()  # the maintenance job's compaction, while the query commits batches
                 time.sleep(self.rng.uniform(0.0, 2.0))
                 when = "mid-stream"
         finally:
             kill_group(process)
         self.log.append(f"run {run}: killed {when} after {time.monotonic() - started:.1f}s "
                         f"(commits {before} -> {self.commits()})")
+
+    def compact(self) -> None:
+        if self.commits():
+            result = compact(str(self.table), target_size=1 << 20)
+            self.compactions += result.committed
 
     def run(self, rounds: int) -> None:
         self.add_input(INITIAL_RECORDS)
@@ -167,7 +176,8 @@ def test_a_killed_and_failing_ingest_writes_each_record_exactly_once(jobs_broker
     assert {Path(p).name for p in removed} == orphans
     assert {p.name for p in loop.table.glob("*.parquet")} == referenced
     assert DeltaTable(str(loop.table)).to_pyarrow_table().num_rows == loop.produced
-    print(f"{story}\n{len(orphans)} orphan file(s) vacuumed; {loop.injected_failures()} injected task failure(s) logged")
+    print(f"{story}\n{len(orphans)} orphan or compacted-away file(s) vacuumed; {loop.compactions} compaction(s) "
+          f"committed while the query ran; {loop.injected_failures()} injected task failure(s) logged")
     assert loop.injected_failures() > 0, "no task failed: the executor fault was never exercised"
 
 
