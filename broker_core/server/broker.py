@@ -50,6 +50,7 @@ from broker_core.coordinator.scheduler import LoopScheduler
 from broker_core.coordinator.transaction import TransactionCoordinator, TransactionStateManager, TxnConfig
 from broker_core.metrics.broker_metrics import BrokerMetrics
 from broker_core.metrics.cleaner_metrics import CleanerCollector
+from broker_core.metrics.fetch_session_metrics import FetchSessionCollector
 from broker_core.metrics.listener_address import PROPERTY as METRICS_LISTENER
 from broker_core.metrics.listener_address import parse_metrics_listener
 from broker_core.security.authorizer.acl_store import FileAclStore, ZkAclStore
@@ -67,6 +68,7 @@ from broker_core.server.connection_quotas import least_recently_used
 from broker_core.server.context import BrokerContext
 from broker_core.server.controlled_shutdown import ControlledShutdown
 from broker_core.server.dispatch import RequestDispatcher
+from broker_core.server.fetch_session.fetch_manager import FetchManager
 from broker_core.server.handlers import bind_handlers, served_apis
 from broker_core.server.handlers.consumer_group_heartbeat import TopicIdCache
 from broker_core.server.idle_expiry import IdleExpiryManager, scan_interval_s
@@ -144,6 +146,7 @@ class Broker:
         self.quotas: ClientQuotaManager | None = None
         self._log_cleaner: LogCleaner | None = None
         self._clean_plans = CleanPlanService()
+        self.fetch_sessions = FetchManager.from_config(config, self._clock)
         self._serving = False
         self.authorizer: Authorizer | None = None
 
@@ -235,6 +238,8 @@ class Broker:
         self._start_background_tasks(log_manager)
         self._log_cleaner = start_log_cleaner(config, self.replicas, self._loop, self._clock)
         self._clean_plans.attach(self._log_cleaner)
+        if self.metrics is not None:
+            self.metrics.watch(FetchSessionCollector(self.fetch_sessions))
         if self.metrics is not None and self._log_cleaner is not None:
             self.metrics.watch(CleanerCollector(self._log_cleaner))
         # Loads groups from __consumer_offsets on the loop's next turns; until then they answer
@@ -319,7 +324,7 @@ class Broker:
             metadata=view, admin=admin, group_coordinator=self._group_coordinator,
             txn_coordinator=self._txn_coordinator, membership=self.membership, metrics=self.metrics,
             credentials=self.credentials, clean_plans=self._clean_plans, authorizer=self.authorizer,
-            quota_store=self.quota_store, **cluster,
+            quota_store=self.quota_store, fetch_sessions=self.fetch_sessions, **cluster,
         )
 
     def _start_authorizer(self) -> None:
