@@ -8,7 +8,8 @@ each for 1 KB and 100 B records with acks=1 and acks=all, measures the
 physical ceilings of this machine (loopback TCP, sequential disk write), and
 prints a Markdown table with ratios. A second table has Spate's own
 ``spate perf produce``, ``consume`` and ``end-to-end`` (10,000 records/s)
-against each broker, 1 KB records (0 ``--spate-tools-records`` skips it). The ceiling column is loopback TCP.
+against each broker, 1 KB records (0 ``--spate-tools-records`` skips it). The ceiling columns are
+loopback TCP and the fsynced sequential disk write.
 Tansu keeps its log in memory; Spate writes to the page cache and leaves
 fsync to its flush policy (as Kafka does), so the fsynced disk bandwidth is
 printed for reference, not used as the produce ceiling.
@@ -119,13 +120,13 @@ def main() -> None:
         loopback = loopback_bandwidth_mb_s()
         disk = disk_write_mb_s(scratch_dir)
     print(f"\nloopback TCP: {loopback:,.0f} MB/s; sequential disk write + fsync: {disk:,.0f} MB/s\n")
-    print("| workload (confluent-kafka) | Spate MB/s | Tansu MB/s | Spate/Tansu | Spate/loopback |")
-    print("|---|---|---|---|---|")
+    print("| workload (confluent-kafka) | Spate MB/s | Tansu MB/s | Spate/Tansu | Spate/loopback | Spate/disk |")
+    print("|---|---|---|---|---|---|")
     for size, acks in WORKLOADS:
         for phase, column in (("produce", 0), ("consume", 1)):
             ours, theirs = spate_results[(size, acks)][column], tansu_results[(size, acks)][column]
             print(f"| {phase} {size} B, acks={acks} | {ours:,.1f} | {theirs:,.1f} | {ours / theirs:.2f} "
-                  f"| {ours / loopback:.1%} |")
+                  f"| {ours / loopback:.1%} | {ours / disk:.1%} |")
 
     if spate_tools:
         print("\n| `spate perf …` (1 KB records) | Spate broker | Tansu broker |")
