@@ -31,10 +31,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import inspect
 import logging
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from broker_core.cluster.endpoint import EndPoint
 from broker_core.cluster.local_store import LocalMetadataStore
@@ -92,6 +93,7 @@ from broker_core.server.zk_admin_manager import ZkAdminManager
 from broker_core.storage.cleaner.log_cleaner import LogCleaner
 from broker_core.storage.config import LogConfig
 from broker_core.storage.errors import LogDirError
+from broker_core.storage.log_flusher import run_flushes
 from broker_core.storage.log_manager import LogManager
 from spate.protocol.internal_records.consumer_offsets import CONSUMER_OFFSETS_TOPIC
 from spate.protocol.versions import ADVERTISED_VERSIONS
@@ -470,14 +472,19 @@ class Broker:
             self._background.append(asyncio.create_task(self._expire_idle_connections(max_idle_ms),
                                                         name="idle-connections"))
 
-    def _flush_job(self, log_manager: LogManager) -> Callable[[], object]:
-        def flush() -> int:
-            return log_manager.flush_dirty(self._clock())
+    def _flush_job(self, log_manager: LogManager) -> Callable[[], Awaitable[int]]:
+        """Scheduled flushes: prepared and completed on the loop, their fsyncs on a worker thread."""
+        async def flush() -> int:
+            pending = log_manager.begin_scheduled_flushes(self._clock())
+            if not pending:
+                return 0
+            await asyncio.to_thread(run_flushes, pending)
+            return log_manager.complete_flushes(pending)
 
         if self.metrics is None:
             return flush
         log_flush = self.metrics.log_flush
-        return lambda: log_flush.timed(flush)
+        return lambda: log_flush.timed_async(flush)
 
     def _run_retention(self) -> None:
         deleted = self.replicas.log_manager.run_retention(self._clock())
@@ -488,7 +495,9 @@ class Broker:
         while True:
             await asyncio.sleep(interval_ms / 1000)
             try:
-                job()
+                result = job()
+                if inspect.isawaitable(result):
+                    await result
             except Exception:
                 logger.exception("background job %s failed", name)
 
