@@ -353,6 +353,11 @@ _DEFINITIONS = (
     _p("leader.imbalance.check.interval.seconds", LONG, 300, "How often leadership balance is checked.", at_least(1)),
     _p("leader.imbalance.per.broker.percentage", INT, 10,
        "Share of a broker's preferred partitions led elsewhere before leadership is moved back.", at_least(0)),
+    # Incremental fetch sessions (KIP-227).
+    _p("max.incremental.fetch.session.cache.slots", INT, 1000,
+       "Incremental fetch sessions the broker keeps; 0 answers every fetch without a session.", at_least(0)),
+    _p("min.incremental.fetch.session.eviction.ms", INT, 120000,
+       "How long a fetch session is safe from eviction by sessions with more partitions.", at_least(0)),
     # Replication.
     _p("num.replica.fetchers", INT, 1, "Fetcher threads per source broker.", at_least(1)),
     _p(

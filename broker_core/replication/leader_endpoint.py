@@ -6,7 +6,10 @@ request never blocks the loop, it waits on the socket. The follower asks
 three things, each as the broker ``node_id`` (``replica_id``), so the leader
 treats it as a replica and not as a consumer:
 
-* Fetch v11: the leader's batches from each partition's fetch offset;
+* Fetch v11: the leader's batches from each partition's fetch offset, in an
+  incremental fetch session (``fetch_session_handler``): after the first
+  full fetch only changed partitions are named, and the answer holds only
+  partitions with news (a partition left out has nothing new);
 * OffsetForLeaderEpoch v3: where a leader epoch ended on the leader, to find
   where this replica's log diverged (KIP-101/279);
 * ListOffsets v5: the leader's log start or end offset, after
@@ -26,6 +29,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from broker_core.replication.fetch_session_handler import FetchSessionHandler
 from broker_core.security.inter_broker import PLAINTEXT, InterBrokerSecurity
 from spate.protocol import ApiKey, ClientConnection, ErrorCode, KafkaError, ProtocolError
 from spate.protocol.framing import SIZE_PREFIX, payload_size
@@ -39,9 +43,9 @@ logger = logging.getLogger(__name__)
 FETCH_VERSION = 11
 OFFSET_FOR_LEADER_EPOCH_VERSION = 3
 LIST_OFFSETS_VERSION = 5
-# Fetch sessions are not used: session 0 at the final epoch asks for a full, sessionless fetch.
-NO_SESSION_ID = 0
-FINAL_SESSION_EPOCH = -1
+_SESSION_ERRORS = frozenset({
+    ErrorCode.FETCH_SESSION_ID_NOT_FOUND, ErrorCode.INVALID_FETCH_SESSION_EPOCH, ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR,
+})  # fmt: skip
 # The stream's buffer limit: large enough that a fetch answer of a few MiB arrives without the transport
 # pausing and resuming reading every 128 KiB.
 _STREAM_LIMIT = 1 << 22
@@ -115,31 +119,30 @@ class RemoteLeaderEndpoint:
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._codec: ClientConnection | None = None
+        self._session: FetchSessionHandler[TopicPartition, FetchPosition] = FetchSessionHandler()
 
     # --- the three questions ---------------------------------------------------------------
 
     async def fetch(self, positions: Mapping[TopicPartition, FetchPosition]) -> dict[TopicPartition, FetchedPartition]:
+        """The leader's answer for the partitions with news; a partition left out has nothing new."""
         settings = self._settings
-        Q = FetchRequest
-        topics = [
-            Q.FetchTopic(topic=topic, partitions=[
-                Q.FetchPartition(partition=tp.partition, current_leader_epoch=pos.current_leader_epoch,
-                                 fetch_offset=pos.fetch_offset, log_start_offset=pos.log_start_offset,
-                                 partition_max_bytes=settings.partition_max_bytes)
-                for tp, pos in entries
-            ])
-            for topic, entries in group_by_topic(positions.items(), key=lambda item: item[0]).items()
-        ]
-        body = Q(
+        request = self._session.build(positions)
+        body = FetchRequest(
             replica_id=self._node_id, max_wait_ms=settings.max_wait_ms, min_bytes=settings.min_bytes,
-            max_bytes=settings.max_bytes, isolation_level=0, session_id=NO_SESSION_ID,
-            session_epoch=FINAL_SESSION_EPOCH, topics=topics, forgotten_topics_data=[], rack_id="",
+            max_bytes=settings.max_bytes, isolation_level=0, session_id=request.metadata.session_id,
+            session_epoch=request.metadata.epoch, topics=self._fetch_topics(request.to_send),
+            forgotten_topics_data=[
+                FetchRequest.ForgottenTopic(topic=topic, partitions=[tp.partition for tp in tps])
+                for topic, tps in group_by_topic(request.to_forget, key=lambda tp: tp).items()
+            ],
+            rack_id="",
         )
-        # The leader may hold the request for max_wait_ms before it answers.
-        response = await self._call(ApiKey.FETCH, FETCH_VERSION, body, extra_s=settings.max_wait_ms / 1000)
-        if response.error_code != ErrorCode.NONE:
-            code = ErrorCode.of(response.error_code)
-            return {tp: FetchedPartition(code) for tp in positions}
+        try:
+            # The leader may hold the request for max_wait_ms before it answers.
+            response = await self._call(ApiKey.FETCH, FETCH_VERSION, body, extra_s=settings.max_wait_ms / 1000)
+        except BaseException:
+            self._session.handle_error()
+            raise
         answered: dict[TopicPartition, FetchedPartition] = {}
         for topic in response.responses:
             for data in topic.partitions:
@@ -147,7 +150,28 @@ class RemoteLeaderEndpoint:
                     ErrorCode.of(data.error_code), data.high_watermark, data.log_start_offset,
                     data.records if data.records is not None else b"",
                 )
-        return answered
+        error = ErrorCode.of(response.error_code)
+        usable = self._session.handle_response(error, response.session_id, answered)
+        if error in _SESSION_ERRORS:
+            logger.info("%s answered the fetch session %s with %s; starting a new session", self.endpoint,
+                        request.metadata, error.name)
+            return {}  # the next fetch is a full one, at once
+        if error is not ErrorCode.NONE:
+            return {tp: FetchedPartition(error) for tp in positions}
+        return answered if usable else {}
+
+    def _fetch_topics(self, positions: Mapping[TopicPartition, FetchPosition]) -> list[Any]:
+        partition_max_bytes = self._settings.partition_max_bytes
+        Q = FetchRequest
+        return [
+            Q.FetchTopic(topic=topic, partitions=[
+                Q.FetchPartition(partition=tp.partition, current_leader_epoch=pos.current_leader_epoch,
+                                 fetch_offset=pos.fetch_offset, log_start_offset=pos.log_start_offset,
+                                 partition_max_bytes=partition_max_bytes)
+                for tp, pos in entries
+            ])
+            for topic, entries in group_by_topic(positions.items(), key=lambda item: item[0]).items()
+        ]
 
     async def fetch_epoch_end_offsets(
         self, wanted: Mapping[TopicPartition, tuple[int, int]]

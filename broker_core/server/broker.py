@@ -35,7 +35,7 @@ import inspect
 import logging
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from broker_core.cluster.endpoint import EndPoint
 from broker_core.cluster.local_store import LocalMetadataStore
@@ -51,6 +51,7 @@ from broker_core.coordinator.scheduler import LoopScheduler
 from broker_core.coordinator.transaction import TransactionCoordinator, TransactionStateManager, TxnConfig
 from broker_core.metrics.broker_metrics import BrokerMetrics
 from broker_core.metrics.cleaner_metrics import CleanerCollector
+from broker_core.metrics.fetch_session_metrics import FetchSessionCollector
 from broker_core.metrics.listener_address import PROPERTY as METRICS_LISTENER
 from broker_core.metrics.listener_address import parse_metrics_listener
 from broker_core.security.authorizer.acl_store import FileAclStore, ZkAclStore
@@ -68,6 +69,7 @@ from broker_core.server.connection_quotas import least_recently_used
 from broker_core.server.context import BrokerContext
 from broker_core.server.controlled_shutdown import ControlledShutdown
 from broker_core.server.dispatch import RequestDispatcher
+from broker_core.server.fetch_session.fetch_manager import FetchManager
 from broker_core.server.handlers import bind_handlers, served_apis
 from broker_core.server.handlers.consumer_group_heartbeat import TopicIdCache
 from broker_core.server.idle_expiry import IdleExpiryManager, scan_interval_s
@@ -91,6 +93,7 @@ from broker_core.server.zk_admin_manager import ZkAdminManager
 from broker_core.storage.cleaner.log_cleaner import LogCleaner
 from broker_core.storage.config import LogConfig
 from broker_core.storage.errors import LogDirError
+from broker_core.storage.log_flusher import run_flushes
 from broker_core.storage.log_manager import LogManager
 from spate.protocol.internal_records.consumer_offsets import CONSUMER_OFFSETS_TOPIC
 from spate.protocol.versions import ADVERTISED_VERSIONS
@@ -145,6 +148,7 @@ class Broker:
         self.quotas: ClientQuotaManager | None = None
         self._log_cleaner: LogCleaner | None = None
         self._clean_plans = CleanPlanService()
+        self.fetch_sessions = FetchManager.from_config(config, self._clock)
         self._serving = False
         self.authorizer: Authorizer | None = None
 
@@ -236,6 +240,8 @@ class Broker:
         self._start_background_tasks(log_manager)
         self._log_cleaner = start_log_cleaner(config, self.replicas, self._loop, self._clock)
         self._clean_plans.attach(self._log_cleaner)
+        if self.metrics is not None:
+            self.metrics.watch(FetchSessionCollector(self.fetch_sessions))
         if self.metrics is not None and self._log_cleaner is not None:
             self.metrics.watch(CleanerCollector(self._log_cleaner))
         # Loads groups from __consumer_offsets on the loop's next turns; until then they answer
@@ -320,7 +326,7 @@ class Broker:
             metadata=view, admin=admin, group_coordinator=self._group_coordinator,
             txn_coordinator=self._txn_coordinator, membership=self.membership, metrics=self.metrics,
             credentials=self.credentials, clean_plans=self._clean_plans, authorizer=self.authorizer,
-            quota_store=self.quota_store, **cluster,
+            quota_store=self.quota_store, fetch_sessions=self.fetch_sessions, **cluster,
         )
 
     def _start_authorizer(self) -> None:
@@ -467,14 +473,19 @@ class Broker:
             self._background.append(asyncio.create_task(self._expire_idle_connections(max_idle_ms),
                                                         name="idle-connections"))
 
-    def _flush_job(self, log_manager: LogManager) -> Callable[[], object]:
-        def flush() -> int:
-            return log_manager.flush_dirty(self._clock())
+    def _flush_job(self, log_manager: LogManager) -> Callable[[], Awaitable[int]]:
+        """Scheduled flushes: prepared and completed on the loop, their fsyncs on a worker thread."""
+        async def flush() -> int:
+            pending = log_manager.begin_scheduled_flushes(self._clock())
+            if not pending:
+                return 0
+            await asyncio.to_thread(run_flushes, pending)
+            return log_manager.complete_flushes(pending)
 
         if self.metrics is None:
             return flush
         log_flush = self.metrics.log_flush
-        return lambda: log_flush.timed(flush)
+        return lambda: log_flush.timed_async(flush)
 
     def _run_retention(self) -> None:
         deleted = self.replicas.log_manager.run_retention(self._clock())

@@ -12,6 +12,7 @@ from broker_core.security.credentials import ScramCredentialStore
 from broker_core.security.quotas.quota_store import ClientQuotaStore
 from broker_core.server.clean_plan_service import CleanPlanService
 from broker_core.server.cluster_membership import ClusterMembership
+from broker_core.server.fetch_session.fetch_manager import FetchManager
 from broker_core.server.isr_manager import IsrManager
 from broker_core.server.metadata_view import MetadataView
 from broker_core.server.producer_ids import ProducerIdManager
@@ -60,3 +61,5 @@ class BrokerContext:
     authorizer: Authorizer | None = None
     # Client quotas (AlterClientQuotas / DescribeClientQuotas).
     quota_store: ClientQuotaStore | None = None
+    # Incremental fetch sessions (KIP-227), shared by every listener; None: every fetch is sessionless.
+    fetch_sessions: FetchManager | None = None

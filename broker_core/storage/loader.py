@@ -148,6 +148,9 @@ def _load(
     loaded.log_start_offset = start
     loaded.next_offset = next_offset
     loaded.recovery_point = next_offset if had_clean_shutdown else max(start, min(recovery_point, next_offset))
+    if loaded.recovered_segments:
+        _log.info("%s: re-validated %d of %d segment(s), from the one holding recovery point %d",
+                  directory.name, loaded.recovered_segments, len(segments), recovery_point)
     return loaded
 
 

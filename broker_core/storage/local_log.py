@@ -51,7 +51,7 @@ from broker_core.storage.fetch_slice import FetchSlice
 from broker_core.storage.files import TopicPartition, parse_partition_dir_name
 from broker_core.storage.loader import LoadedLog, load_log
 from broker_core.storage.log_dir_failures import LogDirFailureChannel, reports_io_errors
-from broker_core.storage.log_flusher import LogFlusher
+from broker_core.storage.log_flusher import LogFlusher, PendingFlush
 from broker_core.storage.log_validator import AppendInfo, ValidatedAppend, validate_append
 from broker_core.storage.open_files import OpenFileCache
 from broker_core.storage.pending_deletes import PendingDeletes
@@ -537,6 +537,26 @@ class LocalLog:
             return False
         self.flush(active_base)
         return True
+
+    @reports_io_errors
+    def begin_scheduled_flush(self, now_ms: int) -> PendingFlush | None:
+        """What ``flush_rolled_segments`` and ``flush_if_due`` would fsync, prepared to run off the writer's
+        thread (see ``LogFlusher.begin``); None when neither has work."""
+        if self._closed:
+            return None
+        due = self.unflushed_messages > 0 and now_ms - self._flusher.last_flush_ms >= self._config.flush_ms
+        active_base = self.active_segment.base_offset
+        if due:
+            return self._flusher.begin(self._next_offset)
+        if self._flusher.recovery_point < active_base:
+            return self._flusher.begin(active_base)
+        return None
+
+    @reports_io_errors
+    def complete_flush(self, pending: PendingFlush) -> None:
+        """Take the outcome of a flush from ``begin_scheduled_flush`` once its fsyncs ran."""
+        if not self._closed:
+            self._flusher.complete(pending)
 
     # ------------------------------------------------------------ lifecycle
 

@@ -60,6 +60,7 @@ from broker_core.storage.fs import write_atomically
 from broker_core.storage.local_log import Clock, LocalLog
 from broker_core.storage.log_dir_failures import LogDirFailureChannel
 from broker_core.storage.log_dir_jobs import Job, run_per_log_dir
+from broker_core.storage.log_flusher import PendingFlush
 from broker_core.storage.open_files import OpenFileCache
 
 _log = logging.getLogger(__name__)
@@ -316,6 +317,27 @@ class LogManager:
                 rolled = log.flush_rolled_segments()
                 if log.flush_if_due(now) or rolled:
                     flushed += 1
+        return flushed
+
+    def begin_scheduled_flushes(self, now_ms: int | None = None) -> list[tuple[LocalLog, PendingFlush]]:
+        """What ``flush_dirty`` would fsync, prepared so the fsyncs can run off the event loop: run each
+        ``PendingFlush`` (any thread), then hand the list to ``complete_flushes``."""
+        now = self._clock() if now_ms is None else now_ms
+        pending = []
+        for log in [log for log in self._logs.values() if log.needs_scheduled_flush(now)]:
+            with _reported_already():
+                flush = log.begin_scheduled_flush(now)
+                if flush is not None:
+                    pending.append((log, flush))
+        return pending
+
+    def complete_flushes(self, pending: list[tuple[LocalLog, PendingFlush]]) -> int:
+        """Move the recovery points of flushes whose fsyncs ran; return the logs flushed."""
+        flushed = 0
+        for log, flush in pending:
+            with _reported_already():
+                log.complete_flush(flush)
+                flushed += 1
         return flushed
 
     def run_pending_deletes(self, now_ms: int | None = None) -> int:

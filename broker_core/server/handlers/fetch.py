@@ -29,8 +29,10 @@ detect truncation). From version 13 topics are named by id: an id the broker
 does not know answers UNKNOWN_TOPIC_ID; from 15 a follower's id comes in
 ``replica_state``.
 
-Fetch sessions are declined (session id 0), so every request names all its
-partitions. When less than ``min_bytes`` is available the request waits in
+From version 7 a fetcher may open an incremental fetch session (KIP-227,
+``fetch_session``): later requests name only the partitions that changed and
+the answers carry only partitions with news; the session's partitions are
+read as if the request had named them all. When less than ``min_bytes`` is available the request waits in
 the purgatory until one of its partitions changes or ``max_wait_ms``.
 
 With an authorizer, a consumer needs Read on each topic and a follower
@@ -48,6 +50,7 @@ from broker_core.replication.partition import Partition
 from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import error_code_for
+from broker_core.server.fetch_session.fetch_manager import SESSION_ERROR, FetchContext
 from broker_core.server.handlers.partition_lookup import leader_partition
 from broker_core.server.handlers.topic_ids import topic_names_by_id
 from broker_core.storage.errors import OffsetOutOfRangeError
@@ -76,12 +79,24 @@ class _Outcome:
 
 def handle(ctx: BrokerContext, request: Request) -> Any:
     body = request.body
+    if request.api_version >= REPLICA_STATE_FROM_VERSION:
+        body.replica_id = body.replica_state.replica_id
+    session = _fetch_context(ctx, body, request.api_version)
+    if session.kind == SESSION_ERROR:
+        return session.update_and_generate_response(None)
+    body.topics = session.topics_to_read()
     _normalize(ctx, body, request.api_version)
     refused = _refused_topics(ctx, request) if acl_checks.enabled(ctx) else _NONE_REFUSED
     outcome = _read_all(ctx, body, refused, record_followers=True)
     if _done(body, outcome):
-        return _answer(ctx, body, outcome)
-    return _long_poll(ctx, body, refused)
+        return _answer(ctx, body, outcome, session)
+    return _long_poll(ctx, body, refused, session)
+
+
+def _fetch_context(ctx: BrokerContext, body: Any, version: int) -> FetchContext:
+    if ctx.fetch_sessions is None:
+        return FetchContext(body.topics)
+    return ctx.fetch_sessions.new_context(body, version, follower=body.replica_id >= 0)
 
 
 _NONE_REFUSED: frozenset[str] = frozenset()
@@ -95,23 +110,21 @@ def _refused_topics(ctx: BrokerContext, request: Request) -> frozenset[str]:
     return frozenset(t.topic for t in body.topics if not acl_checks.topic(ctx, request, acl_checks.Op.READ, t.topic))
 
 
-def _answer(ctx: BrokerContext, body: Any, outcome: _Outcome) -> Any:
-    """The response that goes out; counted in the topic metrics."""
+def _answer(ctx: BrokerContext, body: Any, outcome: _Outcome, session: FetchContext) -> Any:
+    """The response that goes out (only what the fetch session must be told); counted in the topic metrics."""
     if ctx.metrics is not None:
         topics, follower = ctx.metrics.topics, body.replica_id >= 0
         for topic, messages, size in outcome.sent:
             topics.record_fetch(topic, messages, size, follower=follower)
-    return outcome.response
+    return session.update_and_generate_response(outcome.response)
 
 
 def _normalize(ctx: BrokerContext, body: Any, version: int) -> None:
-    """Give every version's request the shape of v12: topic names and a top-level replica id.
+    """Give every version's topics the shape of v12: topic names.
 
     A topic id the broker does not know leaves its topic's name empty, which
     answers UNKNOWN_TOPIC_ID.
     """
-    if version >= REPLICA_STATE_FROM_VERSION:
-        body.replica_id = body.replica_state.replica_id
     if version >= TOPIC_IDS_FROM_VERSION:
         names = topic_names_by_id(ctx.metadata)
         for topic in body.topics:
@@ -122,7 +135,7 @@ def _done(body: Any, outcome: _Outcome) -> bool:
     return body.max_wait_ms <= 0 or outcome.bytes >= max(body.min_bytes, 1) or outcome.errors
 
 
-async def _long_poll(ctx: BrokerContext, body: Any, refused: frozenset[str]) -> Any:
+async def _long_poll(ctx: BrokerContext, body: Any, refused: frozenset[str], session: FetchContext) -> Any:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + body.max_wait_ms / 1000
     keys = [(t.topic, p.partition) for t in body.topics for p in t.partitions]
@@ -130,9 +143,9 @@ async def _long_poll(ctx: BrokerContext, body: Any, refused: frozenset[str]) -> 
         outcome = _read_all(ctx, body, refused)
         remaining = deadline - loop.time()
         if _done(body, outcome) or remaining <= 0:
-            return _answer(ctx, body, outcome)
+            return _answer(ctx, body, outcome, session)
         if not await ctx.replicas.purgatory.wait_for_append(keys, remaining):
-            return _answer(ctx, body, _read_all(ctx, body, refused))
+            return _answer(ctx, body, _read_all(ctx, body, refused), session)
 
 
 def _read_all(ctx: BrokerContext, body: Any, refused: frozenset[str], *, record_followers: bool = False) -> _Outcome:

@@ -1,7 +1,8 @@
 """Fetch (API key 1): read record batches from partitions.
 
-Versions 7+ carry fetch-session fields; Spate answers ``session_id`` 0 (no
-session), which makes clients send full fetch requests every time. Response
+Versions 7+ carry fetch-session fields (KIP-227): ``session_id`` and
+``session_epoch`` (0 at 0 asks for a session, 0 at -1 for none), and the
+partitions to drop as ``forgotten_topics_data``. Response
 records may be a :class:`~spate.protocol.types.FileRangeRef` so that the
 server can send log-segment bytes without copying them.
 

@@ -69,7 +69,8 @@ def test_fetch_asks_as_a_replica_with_the_replica_fetch_limits_and_returns_the_r
     (version, body), = seen
     assert version == 11
     assert (body.replica_id, body.max_wait_ms, body.min_bytes, body.max_bytes) == (7, 250, 3, 4096)
-    assert (body.isolation_level, body.session_id, body.session_epoch) == (0, 0, -1)
+    # The first fetch is a full one asking for a session (session 0, epoch 0).
+    assert (body.isolation_level, body.session_id, body.session_epoch) == (0, 0, 0)
     asked = {(t.topic, p.partition): (p.fetch_offset, p.current_leader_epoch, p.log_start_offset, p.partition_max_bytes)
              for t in body.topics for p in t.partitions}
     assert asked == {("t", 0): (5, 3, 2, 1024), ("t", 1): (0, 3, 0, 1024), ("u", 0): (9, 4, 1, 1024)}
@@ -180,3 +181,43 @@ def test_a_refused_connection_is_unreachable() -> None:
             await leader.fetch_epoch_end_offsets({T0: (1, 1)})
 
     asyncio.run(scenario())
+
+
+def test_fetches_after_the_first_are_incremental_and_a_session_error_starts_a_full_one() -> None:
+    seen: list[Any] = []
+    answers = iter([("open", 77), ("quiet", 77), ("error", 0), ("open", 78)])
+
+    def handler(key: ApiKey, version: int, body: Any) -> Any:
+        seen.append(body)
+        kind, session_id = next(answers)
+        if kind == "error":
+            return FetchResponse(throttle_time_ms=0, error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND, session_id=0,
+                                 responses=[])
+        response = fetch_answer(body) if kind == "open" else fetch_answer(type(body)(topics=[]))
+        response.session_id = session_id
+        return response
+
+    broker = FakeBroker(handler)
+    try:
+        async def scenario() -> list[dict]:
+            leader = endpoint_to(broker)
+            try:
+                return [await leader.fetch(positions) for positions in (
+                    {T0: FetchPosition(5, 3, 2), T1: FetchPosition(0, 3, 0)},
+                    {T0: FetchPosition(6, 3, 2)},
+                    {T0: FetchPosition(6, 3, 2)},
+                    {T0: FetchPosition(6, 3, 2)},
+                )]
+            finally:
+                leader.close()
+
+        results = asyncio.run(scenario())
+    finally:
+        broker.stop()
+    sessions = [(body.session_id, body.session_epoch) for body in seen]
+    assert sessions == [(0, 0), (77, 1), (77, 2), (0, 0)]
+    named = [[(t.topic, p.partition, p.fetch_offset) for t in body.topics for p in t.partitions] for body in seen]
+    assert named[1] == [("t", 0, 6)] and named[2] == [] and named[3] == [("t", 0, 6)]
+    assert [(t.topic, t.partitions) for t in seen[1].forgotten_topics_data] == [("t", [1])]
+    assert results[1] == {} and results[2] == {}
+    assert set(results[3]) == {T0}

@@ -52,6 +52,23 @@ def test_exactly_one_broker_is_the_active_controller(metered_cluster: ClusterFor
     assert counts[cluster.controller_id()] == 1
 
 
+def test_followers_replicate_through_incremental_fetch_sessions(metered_cluster: ClusterForTests, topic_name) -> None:
+    cluster, topic = metered_cluster, topic_name()
+    assert create_topic(cluster.address(1), topic, partitions=6, replication_factor=3).error_code == ErrorCode.NONE
+    cluster.wait_for_metadata([topic])
+    cache = "kafka_server_fetchsessioncache_"
+
+    def incremental_fetches() -> dict[int, float]:
+        return {i: scrape(url).sum(cache + "fetchrequests_total", kind="incremental")
+                for i, url in cluster.metrics_urls.items()}
+
+    before = incremental_fetches()
+    cluster.wait_for(lambda: all(after > before[i] for i, after in incremental_fetches().items()),
+                     "every leader to serve its followers incremental fetches", timeout=30)
+    for url in cluster.metrics_urls.values():
+        assert scrape(url).value(cache + "numincrementalfetchsessions") >= 1
+
+
 def test_stopping_a_broker_makes_under_replicated_partitions_appear_on_the_others(
     healthy: ClusterForTests, topic_name
 ) -> None:

@@ -120,3 +120,19 @@ def test_after_a_clean_shutdown_the_recovery_point_is_the_log_end(log_dir: Path,
     reopened = LocalLog.open(log_dir, CONFIG, clock=clock, recovery_point=0, had_clean_shutdown=True)
     assert reopened.recovery_point == end
     reopened.close()
+
+
+def test_after_a_clean_shutdown_no_segment_is_recovered_or_walked(
+    log_dir: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = LocalLog.open(log_dir, CONFIG, clock=clock)
+    data = b"".join(append_batches(log, 30, clock=clock))
+    log.flush()
+    log.close()
+    recovered, walked = recovered_and_walked(monkeypatch)
+    reopened = LocalLog.open(log_dir, CONFIG, clock=clock, recovery_point=0, had_clean_shutdown=True)
+    assert len(list(log_dir.glob("*.log"))) >= 4
+    assert recovered == [] and walked == []
+    monkeypatch.undo()
+    assert read_all(reopened) == data
+    reopened.close()
