@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Generic, Hashable, Iterable, Mapping, TypeVar
 
-from broker_core.server.fetch_session.metadata import INITIAL, INVALID_SESSION_ID, FetchMetadata
 from spate.protocol import ErrorCode
+from spate.protocol.fetch_session import INITIAL, INVALID_SESSION_ID, FetchMetadata
 
 P = TypeVar("P", bound=Hashable)
 Position = TypeVar("Position")

@@ -28,8 +28,8 @@ import random
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from broker_core.server.fetch_session.metadata import INITIAL_EPOCH, INVALID_SESSION_ID, next_epoch
 from broker_core.server.fetch_session.session import CachedPartition, FetchSession, PartitionKey
+from spate.protocol.fetch_session import INITIAL_EPOCH, INVALID_SESSION_ID, next_epoch
 
 DEFAULT_SLOTS = 1000
 DEFAULT_EVICTION_MS = 120_000

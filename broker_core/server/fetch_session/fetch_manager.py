@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from broker_core.server.fetch_session.cache import FetchSessionCache
-from broker_core.server.fetch_session.metadata import FINAL_EPOCH, INVALID_SESSION_ID, FetchMetadata, next_epoch
 from broker_core.server.fetch_session.session import CachedPartition, FetchSession, PartitionKey
 from spate.protocol.errors import ErrorCode
+from spate.protocol.fetch_session import FINAL_EPOCH, INVALID_SESSION_ID, FetchMetadata, next_epoch
 from spate.protocol.messages.fetch import FetchRequest, FetchResponse
 
 TOPIC_IDS_FROM_VERSION = 13

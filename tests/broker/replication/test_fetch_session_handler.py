@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from broker_core.replication.fetch_session_handler import FetchSessionHandler
-from broker_core.server.fetch_session.metadata import FetchMetadata
 from spate.protocol import ErrorCode
+from spate.protocol.fetch_session import FetchMetadata
 
 NONE = ErrorCode.NONE
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 
 from broker_core.server.fetch_session.cache import FetchSessionCache
-from broker_core.server.fetch_session.metadata import INVALID_SESSION_ID
 from broker_core.server.fetch_session.session import CachedPartition
+from spate.protocol.fetch_session import INVALID_SESSION_ID
 
 EVICTION_MS = 1000
 
