@@ -9,6 +9,12 @@ still finishes: the fetch that steps over the gap moves the position past
 the end. Records at or beyond the end that came in the same fetched batch
 are cut off.
 
+The consumer hands the fetched batches over undecoded
+(``Consumer.poll_raw_batches``: headers and CRCs checked, transaction
+markers and aborted transactions already left out), and each is decoded
+straight into Arrow columns by :mod:`spark_ext.columnar`; no Python object
+is made per record.
+
 If the log start offset moved past the position (retention or DeleteRecords
 while the query was stopped or reading), the fetch is out of range and the
 :class:`DataLossPolicy` decides: fail, or skip to the log start. If no
@@ -18,18 +24,20 @@ hang (the offsets it was promised never became readable).
 
 from __future__ import annotations
 
-import bisect
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
+import numpy as np
 import pyarrow as pa
 
 from spark_ext.arrow_batches import DEFAULT_MAX_ROWS, ArrowBatchBuilder
+from spark_ext.columnar import decode_columnar
 from spark_ext.data_loss import DataLossPolicy
 from spark_ext.offset_ranges import OffsetRange
 from spark_ext.options import SourceOptions
-from spate.client import Consumer, OffsetOutOfRangeError
+from spate.client import Consumer, OffsetOutOfRangeError, RawBatch
+from spate.records.errors import CorruptRecordError
 
 # One poll waits at most this long (ms), so the no-progress deadline is checked regularly.
 _POLL_STEP_MS = 500
@@ -94,7 +102,7 @@ def read_range(
         progress_deadline = clock() + settings.poll_timeout_ms / 1000
         while position < until:
             try:
-                batches = consumer.poll_batches(timeout_ms=_POLL_STEP_MS)
+                batches = consumer.poll_raw_batches(timeout_ms=_POLL_STEP_MS)
             except OffsetOutOfRangeError as exc:
                 position = _after_out_of_range(consumer, exc, position, policy)
                 if position < until:
@@ -102,8 +110,7 @@ def read_range(
                 progress_deadline = clock() + settings.poll_timeout_ms / 1000
                 continue
             for batch in batches:
-                cut = bisect.bisect_left(batch.offsets, until)
-                builder.add(batch, 0, cut)
+                _add_batch(builder, batch, until)
                 if builder.full:
                     yield builder.build()
             moved = consumer.position(tp)
@@ -118,6 +125,22 @@ def read_range(
     last = builder.build()
     if last is not None:
         yield last
+
+
+def _add_batch(builder: ArrowBatchBuilder, batch: RawBatch, until: int) -> None:
+    """Decode ``batch`` into columns and add its records in ``[start_offset, until)``."""
+    header = batch.header
+    if batch.start_offset >= until or header.last_offset < batch.start_offset:
+        return
+    try:
+        # The consumer checked the CRC (unless check_crcs is off); the record checks all run.
+        columns = decode_columnar(batch.buffer, batch.position, include_headers=builder.include_headers, check_crc=False)
+    except CorruptRecordError as exc:
+        raise CorruptRecordError(f"{batch.topic_partition} batch at offset {header.base_offset}: {exc}") from None
+    offsets = columns.offsets
+    start = int(np.searchsorted(offsets, batch.start_offset)) if batch.start_offset > header.base_offset else 0
+    stop = int(np.searchsorted(offsets, until)) if header.last_offset >= until else len(columns)
+    builder.add_columns(batch.topic, batch.partition, columns, start, stop)
 
 
 def _after_out_of_range(
