@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from spark_ext.consumer_cache import ConsumerCache
 from spark_ext.data_loss import DataLossError
 from spark_ext.offset_ranges import OffsetRange
 from spark_ext.partition_reader import RangeReadTimeoutError, ReadSettings, read_range
@@ -42,6 +43,9 @@ class ScriptedConsumer:
         return self
 
     def __exit__(self, *exc):
+        self.close()
+
+    def close(self, timeout_ms=None):
         self.closed = True
 
     def assign(self, tps):
@@ -157,3 +161,46 @@ def test_a_corrupt_batch_fails_the_read_naming_partition_and_offset():
     bad = RawBatch("t", 0, bytes(broken), good.header, 0)
     with pytest.raises(CorruptRecordError, match="t-0 batch at offset 0"):
         read(OffsetRange("t", 0, 0, 200), ScriptedConsumer([[bad]]))
+
+
+def read_cached(rng: OffsetRange, consumer: ScriptedConsumer, cache: ConsumerCache) -> list[int]:
+    options = ReadSettings("h:1")
+    batches = read_range(rng, options, consumer_factory=lambda _: consumer, cache=cache)
+    return [o for b in batches for o in b.column("offset").to_pylist()]
+
+
+def test_the_next_range_of_a_partition_continues_with_the_kept_consumer_and_its_fetched_records():
+    cache = ConsumerCache()
+    consumer = ScriptedConsumer([[batch(list(range(10)))], [batch([10, 11])]])
+    assert read_cached(OffsetRange("t", 0, 0, 5), consumer, cache) == [0, 1, 2, 3, 4]
+    assert not consumer.closed and len(cache) == 1
+    # Offsets 5-9 came with the first fetch: no poll is needed for them.
+    assert read_cached(OffsetRange("t", 0, 5, 10), ScriptedConsumer([]), cache) == [5, 6, 7, 8, 9]
+    assert read_cached(OffsetRange("t", 0, 10, 12), ScriptedConsumer([]), cache) == [10, 11]
+    assert consumer.seeks == [0] and consumer.script == []
+
+
+def test_a_kept_consumer_seeks_when_the_range_starts_elsewhere():
+    cache = ConsumerCache()
+    consumer = ScriptedConsumer([[batch(list(range(10)))], [batch([20, 21])]])
+    read_cached(OffsetRange("t", 0, 0, 5), consumer, cache)
+    assert read_cached(OffsetRange("t", 0, 20, 22), ScriptedConsumer([]), cache) == [20, 21]
+    assert consumer.seeks == [0, 20]
+
+
+def test_a_failed_read_closes_its_consumer_instead_of_keeping_it():
+    cache = ConsumerCache()
+    consumer = ScriptedConsumer([OffsetOutOfRangeError(TP, 10, 25, 40)])
+    with pytest.raises(DataLossError):
+        read_cached(OffsetRange("t", 0, 10, 30), consumer, cache)
+    assert consumer.closed and len(cache) == 0
+
+
+def test_a_read_stopped_early_closes_its_consumer():
+    cache = ConsumerCache()
+    consumer = ScriptedConsumer([[batch(list(range(300)))], [batch(list(range(300, 600)))]])
+    settings = ReadSettings("h:1", max_rows_per_batch=100)
+    reader = read_range(OffsetRange("t", 0, 0, 600), settings, consumer_factory=lambda _: consumer, cache=cache)
+    next(reader)
+    reader.close()
+    assert consumer.closed and len(cache) == 0
