@@ -88,7 +88,7 @@ class RawBatch:
 
     topic: str
     partition: int
-    buffer: bytes | bytearray
+    buffer: bytes | bytearray | memoryview
     header: BatchHeader
     start_offset: int
 

@@ -118,7 +118,9 @@ def select_partition_batches(
     result = PartitionBatches(next_offset=fetch_offset)
     if not data:
         return result
-    buf = data if isinstance(data, (bytes, bytearray)) else bytes(data)
+    # A read-only view (the records of a decoded response, over its frame's bytes) is kept as it is:
+    # copying it would cost as much as the rest of the selection.
+    buf = data if isinstance(data, (bytes, bytearray)) or _is_immutable_view(data) else bytes(data)
     read_committed = isolation_level == IsolationLevel.READ_COMMITTED
     pending_aborts = [(a.first_offset, a.producer_id) for a in aborted_transactions or ()] if read_committed else []
     heapq.heapify(pending_aborts)
@@ -151,7 +153,11 @@ def select_partition_batches(
     return result
 
 
-def _is_abort_marker(buf: bytes | bytearray, header: BatchHeader, max_size: int) -> bool:
+def _is_immutable_view(data: object) -> bool:
+    return isinstance(data, memoryview) and data.readonly and isinstance(data.obj, bytes)
+
+
+def _is_abort_marker(buf: bytes | bytearray | memoryview, header: BatchHeader, max_size: int) -> bool:
     section = records_section(buf, header, max_size)
     if header.records_count < 1:
         return False

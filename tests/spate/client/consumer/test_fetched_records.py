@@ -227,3 +227,19 @@ def test_decoding_the_raw_selection_gives_the_same_records_as_decoding_directly(
         assert [(b.offsets, b.values, b.next_offset) for b in decoded] == [
             (b.offsets, b.values, b.next_offset) for b in direct
         ]
+
+
+def test_records_given_as_a_view_of_the_response_are_selected_in_place_and_decode_alike() -> None:
+    data = batch(0, 3) + marker(3, ControlType.COMMIT, 9) + batch(4, 2)
+    frame = b"head" + data + b"tail"
+    view = memoryview(frame)[4 : 4 + len(data)]
+    selected = select(view)
+    assert all(b.buffer.obj is frame for b in selected.batches)  # no copy of the response
+    assert [decode_raw_batch(b).offsets for b in selected.batches] == [[0, 1, 2], [4, 5]]
+
+
+def test_a_view_of_mutable_bytes_is_copied_before_it_is_kept() -> None:
+    data = bytearray(batch(0, 3))
+    selected = select(memoryview(data))
+    data[:] = b"\x00" * len(data)
+    assert decode_raw_batch(selected.batches[0]).offsets == [0, 1, 2]
