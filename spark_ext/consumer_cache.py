@@ -15,8 +15,10 @@ records arrive).
 Consumers are kept per (read settings, partition) in this process, at most
 ``capacity`` of them; the least recently used one is closed to make room,
 and any unused for ``idle_timeout_s`` is closed the next time the cache is
-used. A task that fails closes its consumer instead of handing it back.
-Thread-safe: a consumer is lent to one task at a time.
+used. Leftover records are only used within ``leftover_ttl_s`` of being
+fetched: a consumer kept longer seeks and fetches again. A task that fails
+closes its consumer instead of handing it back. Thread-safe: a consumer is
+lent to one task at a time.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from spate.client import Consumer, RawBatch, TopicPartition
 
 DEFAULT_CAPACITY = 32
 DEFAULT_IDLE_TIMEOUT_S = 60.0
+DEFAULT_LEFTOVER_TTL_S = 10.0
 
 CacheKey = tuple[Hashable, TopicPartition]
 
@@ -56,11 +59,13 @@ class ConsumerCache:
         capacity: int = DEFAULT_CAPACITY,
         idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
         clock: Callable[[], float] = time.monotonic,
+        leftover_ttl_s: float = DEFAULT_LEFTOVER_TTL_S,
     ) -> None:
         if capacity < 0:
             raise ValueError(f"capacity must not be negative, not {capacity}")
         self.capacity = capacity
         self.idle_timeout_s = idle_timeout_s
+        self.leftover_ttl_s = leftover_ttl_s
         self._clock = clock
         self._lock = threading.Lock()
         # key -> (kept consumer, when it was handed back); oldest first.
@@ -77,6 +82,10 @@ class ConsumerCache:
         _close_all(stale)
         if kept is None or kept[0].consumer.closed:
             return None
+        if self._clock() - kept[1] > self.leftover_ttl_s:
+            # Records fetched long ago may be of a topic deleted and created again since: fetch afresh.
+            kept[0].leftover = []
+            kept[0].next_offset = -1
         return kept[0]
 
     def release(self, settings_key: Hashable, tp: TopicPartition, kept: KeptConsumer) -> None:

@@ -79,3 +79,14 @@ def test_close_closes_every_kept_consumer():
     cache.release("s", B, items[1])
     cache.close()
     assert all(item.consumer.closed for item in items) and len(cache) == 0
+
+
+def test_leftover_records_older_than_their_time_to_live_are_dropped_and_the_consumer_seeks():
+    now = [0.0]
+    cache = ConsumerCache(leftover_ttl_s=10, clock=lambda: now[0])
+    item = kept(50)
+    item.leftover = ["fetched batch"]  # type: ignore[list-item]
+    cache.release("s", A, item)
+    now[0] = 11.0
+    lent = cache.acquire("s", A)
+    assert lent is item and lent.leftover == [] and lent.next_offset == -1
