@@ -12,8 +12,10 @@ into numpy and Arrow arrays (``spark_ext.columnar``), which are
 only concatenated; the constant columns (topic, partition, timestampType)
 are built from buffers. No Python object per row is created here. Several
 fetched batches are gathered into one Arrow batch of up to ``max_rows``
-rows, since Spark handles a few large Arrow batches much faster than many
-small ones.
+rows or about ``max_bytes`` of keys and values, since Spark handles a few
+large Arrow batches much faster than many small ones, but slows down again
+on batches of many megabytes (1 KB values: 64 MB batches read about 1.7
+times slower than 16 MB ones).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from spark_ext.columnar import ColumnarBatch
 from spate.client import FetchedBatch
 
 DEFAULT_MAX_ROWS = 65_536
+DEFAULT_MAX_BYTES = 16 << 20
 
 _HEADER_TYPE = StructType([StructField("key", StringType()), StructField("value", BinaryType())])
 
@@ -74,12 +77,17 @@ class ArrowBatchBuilder:
     kept as they are); a built batch concatenates them in the order added.
     """
 
-    def __init__(self, include_headers: bool = False, max_rows: int = DEFAULT_MAX_ROWS) -> None:
+    def __init__(
+        self, include_headers: bool = False, max_rows: int = DEFAULT_MAX_ROWS, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> None:
         if max_rows < 1:
             raise ValueError(f"max_rows must be positive, not {max_rows}")
+        if max_bytes < 1:
+            raise ValueError(f"max_bytes must be positive, not {max_bytes}")
         self.schema = arrow_schema(include_headers)
         self.include_headers = include_headers
         self.max_rows = max_rows
+        self.max_bytes = max_bytes
         self._reset()
 
     def _reset(self) -> None:
@@ -91,6 +99,7 @@ class ArrowBatchBuilder:
         # Rows added before the lists above, already as arrays.
         self._chunks: list[_Chunk] = []
         self._rows = 0
+        self._bytes = 0
         # Runs of (topic, partition, timestampType, row count): constant columns are built per run.
         self._runs: list[tuple[str, int, int, int]] = []
 
@@ -99,7 +108,7 @@ class ArrowBatchBuilder:
 
     @property
     def full(self) -> bool:
-        return self._rows >= self.max_rows
+        return self._rows >= self.max_rows or self._bytes >= self.max_bytes
 
     def add(self, batch: FetchedBatch, start: int = 0, stop: int | None = None) -> None:
         """Add rows ``[start, stop)`` of ``batch`` (all of them by default)."""
@@ -107,6 +116,9 @@ class ArrowBatchBuilder:
         if stop <= start:
             return
         whole = start == 0 and stop == len(batch)
+        self._bytes += sum(len(v) for v in batch.values[start:stop] if v) + sum(
+            len(k) for k in batch.keys[start:stop] if k
+        )
         if whole:
             self._keys += batch.keys
             self._values += batch.values
@@ -134,6 +146,7 @@ class ArrowBatchBuilder:
         if start != 0 or stop != len(columns):
             columns = columns.slice(start, stop)
         headers = columns.headers if self.include_headers else None
+        self._bytes += _data_bytes(columns.keys) + _data_bytes(columns.values)
         self._chunks.append(_Chunk(columns.keys, columns.values, columns.offsets, columns.timestamps, headers))
         self._add_run(topic, partition, int(columns.timestamp_type), stop - start)
 
@@ -194,6 +207,14 @@ class _Chunk:
 
     def __len__(self) -> int:
         return len(self.offsets)
+
+
+def _data_bytes(array: pa.BinaryArray) -> int:
+    """Bytes of the values of ``array`` (a slice counts only its own)."""
+    if not len(array):
+        return 0
+    offsets = np.frombuffer(array.buffers()[1], np.int32)
+    return int(offsets[array.offset + len(array)] - offsets[array.offset])
 
 
 def _concat(arrays: list[pa.Array]) -> pa.Array:

@@ -38,8 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from spate.records.batch import BatchHeader, validate_batch
-from spate.records.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
+from spate.records.batch import HEADER_SIZE, BatchHeader, validate_batch
+from spate.records.compression import DEFAULT_MAX_DECOMPRESSED_SIZE, Compression
 from spate.records.errors import CorruptRecordError
 from spate.records.reader import RecordColumns, decode_batch_columns, records_section
 from spate.records.record import MIN_RECORD_BODY_SIZE, Header, TimestampType
@@ -127,15 +127,13 @@ def decode_columnar(
     if header.records_count < max(vector_threshold, 1):
         columns = decode_batch_columns(buf, position, max_decompressed_size=max_decompressed_size, check_crc=False)
         return _from_lists(columns, include_headers)
-    data = records_section(buf, header, max_decompressed_size)
+    data, section = _records(buf, header, max_decompressed_size)
     count = header.records_count
     if count > len(data) // _MIN_RECORD_SIZE:
         raise CorruptRecordError(
             f"batch at position {position} declares {count} records "
             f"but its {len(data)}-byte records section cannot hold them"
         )
-    section = np.zeros(len(data) + _PAD, np.uint8)
-    section[: len(data)] = np.frombuffer(data, np.uint8)
     ends = _record_ends(data, section, count, position)
     starts = np.empty_like(ends)
     starts[0] = 0
@@ -172,7 +170,24 @@ def decode_columnar(
     )
 
 
-def _record_ends(data: bytes, section: np.ndarray, count: int, position: int) -> np.ndarray:
+def _records(buf: Buffer, header: BatchHeader, max_size: int) -> tuple[Buffer, np.ndarray]:
+    """The records section, and a uint8 array over it with at least ``_PAD`` readable bytes after it.
+
+    An uncompressed batch followed by enough bytes of ``buf`` (the next
+    batches of a fetch) is read in place; otherwise the section is copied
+    into a zero-padded array.
+    """
+    start = header.position + HEADER_SIZE
+    end = header.position + header.size
+    if header.compression == Compression.NONE and end + _PAD <= len(buf):
+        return memoryview(buf)[start:end], np.frombuffer(buf, np.uint8, count=end - start + _PAD, offset=start)
+    data = records_section(buf, header, max_size)
+    section = np.zeros(len(data) + _PAD, np.uint8)
+    section[: len(data)] = np.frombuffer(data, np.uint8)
+    return data, section
+
+
+def _record_ends(data: Buffer, section: np.ndarray, count: int, position: int) -> np.ndarray:
     """Where each of ``count`` records ends, stepping over their length prefixes.
 
     The one per-record Python loop, kept to a few operations: lengths under
@@ -180,8 +195,9 @@ def _record_ends(data: bytes, section: np.ndarray, count: int, position: int) ->
     go to ``decode_varint``. Records often come in runs of one size (fixed-size
     keys and values): whenever the last three walked records share a size, the
     records after them are checked for that size all at once (``_same_size_run``,
-    the same checks), in growing steps while they match. Checks for a run are
-    made less often while they keep failing, so varied sizes cost little.
+    the same checks), first a few, then all the rest. Checks for a run are
+    made less often while they keep failing, so varied sizes cost little;
+    once a first check holds, the next one covers the rest of the batch.
     """
     end = len(data)
     pieces: list[np.ndarray] = []
@@ -226,7 +242,8 @@ def _record_ends(data: bytes, section: np.ndarray, count: int, position: int) ->
                 index += taken
             if taken < tried:
                 break
-            step = min(step * 2, _MAX_RUN_CHECK)
+            # A run that held this long usually lasts: check the rest at once (argmin finds its end).
+            step = _MAX_RUN_CHECK
         gap = _FIRST_GAP
     if pos > end:
         raise CorruptRecordError(
@@ -285,6 +302,15 @@ def _varints(
         if (following > limits).any():
             raise CorruptRecordError(f"batch at position {position}: {what} varint runs past its record")
         return (small >> 1) ^ -(small & 1), following
+    second = section[pos + 1]
+    longer = byte >= 0x80
+    if max_bytes > 2 and (second * longer).max() < 0x80:
+        # None longer than two bytes (lengths under 8 KiB, deltas under 8192): no per-byte loop.
+        unsigned2 = (byte & 0x7F).astype(np.int64) | ((second & 0x7F).astype(np.int64) << 7) * longer
+        following = pos + 1 + longer
+        if (following > limits).any():
+            raise CorruptRecordError(f"batch at position {position}: {what} varint runs past its record")
+        return (unsigned2 >> 1) ^ -(unsigned2 & 1), following
     unsigned = (byte & 0x7F).astype(np.uint64)
     size = np.ones(len(pos), np.int64)
     more = np.flatnonzero(byte & 0x80)

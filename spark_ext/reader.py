@@ -4,7 +4,9 @@ The driver resolves the partitions and the starting and ending offsets once
 (``startingOffsets`` defaults to earliest, ``endingOffsets`` to latest) and
 plans one input partition per offset range, split further for
 ``minPartitions`` / ``maxRecordsPerPartition``. Each task then reads its
-range with :func:`~spark_ext.partition_reader.read_range`.
+range with :func:`~spark_ext.partition_reader.read_range`, with a consumer
+its Python worker kept from an earlier task of the partition when there is
+one (:mod:`spark_ext.consumer_cache`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Iterator
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
+from spark_ext.consumer_cache import WORKER_CACHE
 from spark_ext.data_loss import DataLossPolicy
 from spark_ext.offset_ranges import OffsetRange, split_ranges
 from spark_ext.offset_reader import OffsetReader
@@ -67,7 +70,7 @@ def read_partition(partition: InputPartition, settings: ReadSettings) -> Iterato
     # Spark plans one placeholder partition when there is nothing to read.
     if not isinstance(partition, OffsetRangePartition):
         return iter(())
-    batches = read_range(partition.offset_range, settings)
+    batches = read_range(partition.offset_range, settings, cache=WORKER_CACHE)
     target = getattr(partition, "metrics", None)
     if target is None:
         return batches

@@ -48,7 +48,7 @@ from spate.client.admin.admin_types import (
 )
 from spate.client.consumer.assignors import PartitionAssignor, RangeAssignor, RoundRobinAssignor
 from spate.client.consumer.consumer import Consumer
-from spate.client.consumer.consumer_record import ConsumerRecord, FetchedBatch
+from spate.client.consumer.consumer_record import ConsumerRecord, FetchedBatch, RawBatch
 from spate.client.consumer.group_metadata import ConsumerGroupMetadata
 from spate.client.consumer.list_offsets import EARLIEST, LATEST
 from spate.client.errors import (
@@ -136,6 +136,7 @@ __all__ = [
     "Producer",
     "ProducerFencedError",
     "RangeAssignor",
+    "RawBatch",
     "RecordMetadata",
     "RoundRobinAssignor",
     "SecurityPropertyError",

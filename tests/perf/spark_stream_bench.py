@@ -9,6 +9,10 @@ Starts its own broker and a ``local[2]`` SparkSession and runs the query of
   ``durationMs.triggerExecution`` over micro-batches that read rows (after
   ``--warmup`` seconds), and p50/p95/p99 of end-to-end record latency, send to
   receipt by a read_committed consumer of the output topic.
+* with ``--source-only``, the same latency with no sink: each micro-batch's
+  rows are collected on the driver (``foreachBatch``), so what remains is
+  the source and Spark's own cost per micro-batch (``--guarantees none``
+  runs only that one);
 * throughput: ``--records`` records are produced first, then copied under
   ``Trigger.AvailableNow`` once per delivery guarantee (fresh checkpoint and
   output topic each time); records/s is the input count over the query's
@@ -122,6 +126,7 @@ def consume_latencies(bootstrap: str, topic: str, stop: threading.Event, out: li
 
 
 def run_latency(spark, bootstrap: str, workdir: Path, guarantee: str, args: argparse.Namespace) -> LatencyResult:
+    """Latency of the topic -> topic copy; a record counts once a read_committed consumer sees its copy."""
     from jobs.copy_topic import start_query
 
     source, sink = f"lat-in-{guarantee}", f"lat-out-{guarantee}"
@@ -134,7 +139,44 @@ def run_latency(spark, bootstrap: str, workdir: Path, guarantee: str, args: argp
     seen: list[tuple[int, float]] = []
     reader = threading.Thread(target=consume_latencies, args=(bootstrap, sink, stop, seen), daemon=True)
     reader.start()
-    result = LatencyResult(guarantee)
+    try:
+        return measure_latency(query, bootstrap, source, guarantee, seen, args)
+    finally:
+        stop.set()
+        reader.join(30)
+
+
+def run_driver_latency(spark, bootstrap: str, workdir: Path, args: argparse.Namespace) -> LatencyResult:
+    """Latency of the source alone: each micro-batch's rows are collected on the driver (foreachBatch).
+
+    A record counts when its micro-batch's rows reach the driver; no sink
+    writes anything, so what remains is the source and Spark's own cost.
+    """
+    source = "lat-in-driver"
+    create_topics(bootstrap, [source], args.partitions)
+    seen: list[tuple[int, float]] = []
+
+    def collect(batch, batch_id: int) -> None:
+        rows = batch.select("value").collect()
+        received = time.time_ns()
+        seen.extend((sent, (received - sent) / 1e6) for sent in (int(row.value.split(b" ", 1)[0]) for row in rows))
+
+    query = (
+        spark.readStream.format("spate")
+        .option("bootstrap.servers", bootstrap)
+        .option("subscribe", source)
+        .option("startingOffsets", "earliest")
+        .load()
+        .writeStream.foreachBatch(collect)
+        .option("checkpointLocation", str(workdir / "ckpt-lat-driver"))
+        .trigger(processingTime=f"{args.trigger_ms} milliseconds")
+        .start()
+    )
+    return measure_latency(query, bootstrap, source, "source -> driver", seen, args)
+
+
+def measure_latency(query, bootstrap: str, source: str, name: str, seen: list, args) -> LatencyResult:
+    result = LatencyResult(name)
     try:
         measure_from = time.time_ns() + int(args.warmup * 1e9)
         result.produced = produce_at_rate(bootstrap, source, args.rate, args.seconds, args.value_size)
@@ -144,10 +186,13 @@ def run_latency(spark, bootstrap: str, workdir: Path, guarantee: str, args: argp
         progress = list(query.recentProgress)
     finally:
         query.stop()
-        stop.set()
-        reader.join(30)
     if len(seen) < result.produced:
-        raise RuntimeError(f"{guarantee}: the output shows {len(seen):,} of {result.produced:,} records")
+        raise RuntimeError(f"{name}: the output shows {len(seen):,} of {result.produced:,} records")
+    summarise(result, progress, seen, measure_from)
+    return result
+
+
+def summarise(result: LatencyResult, progress: list, seen: list, measure_from: int) -> None:
     measure_from_iso = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(measure_from / 1e9))
     measured = [p for p in progress if p.numInputRows > 0 and p.timestamp[:19] >= measure_from_iso]
     result.batch_ms = [float(p.durationMs["triggerExecution"]) for p in measured]
@@ -156,7 +201,6 @@ def run_latency(spark, bootstrap: str, workdir: Path, guarantee: str, args: argp
             if part != "triggerExecution":
                 result.parts_ms.setdefault(part, []).append(float(ms))
     result.record_ms = [latency for sent, latency in seen if sent >= measure_from]
-    return result
 
 
 def run_throughput(spark, bootstrap: str, workdir: Path, source: str, guarantee: str, args) -> ThroughputResult:
@@ -193,23 +237,23 @@ def print_tables(latency: list[LatencyResult], throughput: list[ThroughputResult
     if latency:
         print(f"\nlatency: {args.rate:,} records/s of {args.value_size} B for {args.seconds:.0f} s, "
               f"processingTime {args.trigger_ms} ms, {args.partitions} partitions (first {args.warmup:.0f} s skipped)")
-        print(f"{'guarantee':<16}{'batches':>9}{'batch p50':>11}{'p95':>8}{'max':>8}"
+        print(f"{'sink':<18}{'batches':>9}{'batch p50':>11}{'p95':>8}{'max':>8}"
               f"{'records':>10}{'e2e p50':>10}{'p95':>8}{'p99':>8}   (ms)")
         for r in latency:
-            print(f"{r.guarantee:<16}{len(r.batch_ms):>9}{percentile(r.batch_ms, 50):>11.0f}"
+            print(f"{r.guarantee:<18}{len(r.batch_ms):>9}{percentile(r.batch_ms, 50):>11.0f}"
                   f"{percentile(r.batch_ms, 95):>8.0f}{max(r.batch_ms, default=float('nan')):>8.0f}"
                   f"{len(r.record_ms):>10,}{percentile(r.record_ms, 50):>10.0f}{percentile(r.record_ms, 95):>8.0f}"
                   f"{percentile(r.record_ms, 99):>8.0f}")
         print("\nmicro-batch time by part, p50 ms (Spark's durationMs)")
         parts = sorted({part for r in latency for part in r.parts_ms})
-        print(f"{'guarantee':<16}" + "".join(f"{part:>17}" for part in parts))
+        print(f"{'sink':<18}" + "".join(f"{part:>17}" for part in parts))
         for r in latency:
             cells = "".join(f"{percentile(r.parts_ms.get(part, []), 50):>17.0f}" for part in parts)
-            print(f"{r.guarantee:<16}{cells}")
+            print(f"{r.guarantee:<18}{cells}")
     if throughput:
         print(f"\nthroughput: {args.records:,} records of {args.value_size} B, topic -> topic, Trigger.AvailableNow, "
               f"{args.partitions} partitions")
-        print(f"{'guarantee':<16}{'batches':>9}{'seconds':>10}{'records/s':>12}")
+        print(f"{'sink':<18}{'batches':>9}{'seconds':>10}{'records/s':>12}")
         for r in throughput:
             print(f"{r.guarantee:<16}{r.batches:>9}{r.seconds:>10.1f}{r.rate:>12,.0f}")
         if len(throughput) == 2:
@@ -227,10 +271,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=float, default=5.0, help="seconds of latency data left out")
     parser.add_argument("--trigger-ms", type=int, default=100, help="processingTime trigger of the latency query")
     parser.add_argument("--guarantees", default=",".join(GUARANTEES), help="comma-separated delivery guarantees")
+    parser.add_argument("--source-only", action="store_true",
+                        help="also measure latency with the rows collected on the driver instead of a sink")
     parser.add_argument("--skip-latency", action="store_true")
     parser.add_argument("--skip-throughput", action="store_true")
     args = parser.parse_args(argv)
-    guarantees = [g.strip() for g in args.guarantees.split(",") if g.strip()]
+    guarantees = [g.strip() for g in args.guarantees.split(",") if g.strip() and g.strip() != "none"]
     for guarantee in guarantees:
         if guarantee not in GUARANTEES:
             parser.error(f"unknown delivery guarantee {guarantee!r}")
@@ -246,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         try:
             if not args.skip_latency:
+                if args.source_only:
+                    latency.append(run_driver_latency(spark, broker.bootstrap, workdir, args))
                 for guarantee in guarantees:
                     latency.append(run_latency(spark, broker.bootstrap, workdir, guarantee, args))
             if not args.skip_throughput:

@@ -8,6 +8,8 @@
             ...
         for batch in consumer.poll_batches(timeout_ms=1000):   # columns, for Arrow
             batch.offsets, batch.values
+        for raw in consumer.poll_raw_batches(timeout_ms=1000): # undecoded RecordBatch bytes
+            raw.buffer, raw.header, raw.start_offset
 
     with Consumer("127.0.0.1:9092", group_id="billing", enable_auto_commit=False) as consumer:
         consumer.subscribe(["orders"], on_assign=print, on_revoke=print)
@@ -49,7 +51,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from spate.client.commit_offsets import offsets_to_commit
 from spate.client.config import timeout_seconds
 from spate.client.consumer.consumer_config import ConsumerConfig
-from spate.client.consumer.consumer_record import ConsumerRecord, FetchedBatch
+from spate.client.consumer.consumer_record import ConsumerRecord, FetchedBatch, RawBatch
 from spate.client.consumer.coordinator import ConsumerCoordinator, RebalanceCallback
 from spate.client.consumer.fetcher import Fetcher
 from spate.client.consumer.group_metadata import ConsumerGroupMetadata
@@ -194,6 +196,17 @@ class Consumer:
         every batch returned.
         """
         return self._poll(timeout_ms, self._fetcher.drain_batches)
+
+    def poll_raw_batches(self, timeout_ms: float = 0) -> list[RawBatch]:
+        """Every buffered batch undecoded (Kafka's RecordBatch v2 bytes), waiting up to ``timeout_ms``.
+
+        For readers with their own decoder: batch headers and CRCs are
+        checked, transaction markers and (under read_committed) aborted
+        transactions are left out as for ``poll``, but records are not
+        decoded; skip each batch's records below its ``start_offset``.
+        Positions move past every batch returned.
+        """
+        return self._poll(timeout_ms, self._fetcher.drain_raw_batches)
 
     def _poll(self, timeout_ms: float, drain: Callable[[], list[Any]]) -> list[Any]:
         self._check_open()

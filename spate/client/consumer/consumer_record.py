@@ -1,9 +1,10 @@
-"""What a consumer hands out: single records, or whole batches as columns."""
+"""What a consumer hands out: single records, whole batches as columns, or whole batches undecoded."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from spate.records.batch import BatchHeader
 from spate.records.record import Header, TimestampType
 from spate.structs import TopicPartition
 
@@ -70,3 +71,35 @@ class FetchedBatch:
                 self.offsets, self.timestamps, self.keys, self.values, self.headers
             )
         ]
+
+
+@dataclass(frozen=True, slots=True)
+class RawBatch:
+    """One RecordBatch (v2) of a partition as fetched: validated, filtered, not decoded.
+
+    ``buffer[header.position:header.position + header.size]`` holds the
+    batch in Kafka's wire format, for readers that decode it themselves (into
+    Arrow columns, say). Its header, and its CRC unless ``check_crcs`` is
+    off, have been checked; control batches and, under ``read_committed``,
+    aborted transactions' batches never appear. Records below
+    ``start_offset`` are not the reader's (a fetch that started inside the
+    batch): skip them. ``next_offset`` is where the consumer continues after it.
+    """
+
+    topic: str
+    partition: int
+    buffer: bytes | bytearray | memoryview
+    header: BatchHeader
+    start_offset: int
+
+    @property
+    def position(self) -> int:
+        return self.header.position
+
+    @property
+    def next_offset(self) -> int:
+        return self.header.next_offset
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        return TopicPartition(self.topic, self.partition)

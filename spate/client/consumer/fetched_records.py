@@ -1,6 +1,9 @@
-"""Turning one partition's fetched bytes into :class:`FetchedBatch` columns.
+"""Turning one partition's fetched bytes into :class:`FetchedBatch` columns, or :class:`RawBatch` sections.
 
-Pure: bytes in, batches out. What a fetch can hand back, and what is done
+Pure: bytes in, batches out. ``select_partition_batches`` does every step
+below except decoding records, and hands out each data batch as a
+:class:`RawBatch` (for readers with their own decoder);
+``decode_partition_records`` decodes those into columns. What a fetch can hand back, and what is done
 with it:
 
 * whole batches, the last possibly cut short by the size limit: a trailing
@@ -27,13 +30,22 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from spate.client.consumer.consumer_record import FetchedBatch
+from spate.client.consumer.consumer_record import FetchedBatch, RawBatch
 from spate.records.batch import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, peek_offset_and_length, validate_batch
 from spate.records.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from spate.records.control import ControlType, parse_control_record
 from spate.records.reader import decode_batch_columns, records_section
 from spate.records.record import Record, TimestampType, decode_record
 from spate.structs import IsolationLevel
+
+
+@dataclass(slots=True)
+class PartitionBatches:
+    """One partition's fetched data batches, undecoded; fields as in :class:`PartitionRecords`."""
+
+    batches: list[RawBatch] = field(default_factory=list)
+    next_offset: int = 0
+    oversized_batch_offset: int | None = None
 
 
 @dataclass(slots=True)
@@ -68,10 +80,47 @@ def decode_partition_records(
     ``first_offset`` (the Fetch response's entries); it matters only for
     ``read_committed``.
     """
-    result = PartitionRecords(next_offset=fetch_offset)
+    raw = select_partition_batches(
+        topic,
+        partition,
+        data,
+        fetch_offset,
+        isolation_level=isolation_level,
+        aborted_transactions=aborted_transactions,
+        check_crcs=check_crcs,
+        max_decompressed_size=max_decompressed_size,
+    )
+    result = PartitionRecords(next_offset=raw.next_offset, oversized_batch_offset=raw.oversized_batch_offset)
+    for section in raw.batches:
+        batch = decode_raw_batch(section, max_decompressed_size)
+        if batch is not None:
+            result.batches.append(batch)
+    return result
+
+
+def select_partition_batches(
+    topic: str,
+    partition: int,
+    data: bytes | bytearray | memoryview | None,
+    fetch_offset: int,
+    *,
+    isolation_level: int = 0,
+    aborted_transactions: Iterable[Any] | None = None,
+    check_crcs: bool = True,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+) -> PartitionBatches:
+    """The data batches of a partition's fetched bytes a consumer returns, undecoded.
+
+    Every batch header (and, with ``check_crcs``, CRC) is validated, control
+    batches and, under read_committed, aborted transactions' batches are
+    stepped over; the records themselves are not decoded.
+    """
+    result = PartitionBatches(next_offset=fetch_offset)
     if not data:
         return result
-    buf = data if isinstance(data, (bytes, bytearray)) else bytes(data)
+    # A read-only view (the records of a decoded response, over its frame's bytes) is kept as it is:
+    # copying it would cost as much as the rest of the selection.
+    buf = data if isinstance(data, (bytes, bytearray)) or _is_immutable_view(data) else bytes(data)
     read_committed = isolation_level == IsolationLevel.READ_COMMITTED
     pending_aborts = [(a.first_offset, a.producer_id) for a in aborted_transactions or ()] if read_committed else []
     heapq.heapify(pending_aborts)
@@ -98,17 +147,17 @@ def decode_partition_records(
             elif header.is_transactional and header.producer_id in aborted_producers:
                 result.next_offset = header.next_offset
                 continue
-        if header.is_control:
-            result.next_offset = header.next_offset
-            continue
-        batch = _decode_columns(topic, partition, buf, header, result.next_offset, max_decompressed_size)
-        if batch is not None:
-            result.batches.append(batch)
+        if not header.is_control:
+            result.batches.append(RawBatch(topic, partition, buf, header, result.next_offset))
         result.next_offset = header.next_offset
     return result
 
 
-def _is_abort_marker(buf: bytes | bytearray, header: BatchHeader, max_size: int) -> bool:
+def _is_immutable_view(data: object) -> bool:
+    return isinstance(data, memoryview) and data.readonly and isinstance(data.obj, bytes)
+
+
+def _is_abort_marker(buf: bytes | bytearray | memoryview, header: BatchHeader, max_size: int) -> bool:
     section = records_section(buf, header, max_size)
     if header.records_count < 1:
         return False
@@ -117,23 +166,22 @@ def _is_abort_marker(buf: bytes | bytearray, header: BatchHeader, max_size: int)
     return control_type == ControlType.ABORT
 
 
-def _decode_columns(
-    topic: str, partition: int, buf: bytes | bytearray, header: BatchHeader, position: int, max_size: int
-) -> FetchedBatch | None:
-    """The batch's records at or above ``position``, or None if there are none."""
-    # The caller has validated the header and, when asked to, the CRC.
-    columns = decode_batch_columns(buf, header.position, max_decompressed_size=max_size, check_crc=False)
+def decode_raw_batch(raw: RawBatch, max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> FetchedBatch | None:
+    """The records of ``raw`` from its ``start_offset`` on, as columns; None if there are none."""
+    header = raw.header
+    # The header and, when asked to, the CRC were validated when the batch was selected.
+    columns = decode_batch_columns(raw.buffer, header.position, max_decompressed_size=max_size, check_crc=False)
     offsets, timestamps, keys = columns.offsets, columns.timestamps, columns.keys
     values, headers = columns.values, columns.headers
-    skip = bisect.bisect_left(offsets, position)
+    skip = bisect.bisect_left(offsets, raw.start_offset)
     if skip == len(offsets):
         return None
     if skip:
         del offsets[:skip], timestamps[:skip], keys[:skip], values[:skip], headers[:skip]
     kind = TimestampType.LOG_APPEND_TIME if header.is_log_append_time else TimestampType.CREATE_TIME
     return FetchedBatch(
-        topic,
-        partition,
+        raw.topic,
+        raw.partition,
         offsets,
         timestamps,
         keys,

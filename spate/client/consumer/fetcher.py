@@ -20,14 +20,15 @@ resolved with ListOffsets requests sent the same asynchronous way.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from spate.client.consumer.consumer_config import ConsumerConfig
-from spate.client.consumer.consumer_record import ConsumerRecord, FetchedBatch
-from spate.client.consumer.fetched_records import decode_partition_records
+from spate.client.consumer.consumer_record import ConsumerRecord, FetchedBatch, RawBatch
+from spate.client.consumer.fetched_records import decode_raw_batch, select_partition_batches
 from spate.client.consumer.list_offsets import EARLIEST, LATEST, parse_response, send_list_offsets
 from spate.client.consumer.subscription_state import OffsetResetStrategy, SubscriptionState
 from spate.client.errors import ClientError, NoOffsetForPartitionError, OffsetOutOfRangeError
@@ -48,10 +49,15 @@ _RESET_TIMESTAMPS = {OffsetResetStrategy.EARLIEST: EARLIEST, OffsetResetStrategy
 
 @dataclass(slots=True)
 class _Buffered:
-    """Decoded batches of one partition not yet handed out; ``index`` is into the first."""
+    """Batches of one partition not yet handed out.
 
-    batches: deque[FetchedBatch]
+    ``head`` is the first batch decoded, once records are handed out one by
+    one; ``index`` is the next of its records to hand out.
+    """
+
+    batches: deque[RawBatch]
     end_offset: int
+    head: FetchedBatch | None = None
     index: int = 0
 
 
@@ -194,9 +200,9 @@ class Fetcher:
         self._back_off([tp])
 
     def _take_records(self, tp: TopicPartition, fetch_offset: int, data: Any, first: bool) -> None:
-        """Decode a partition's records and buffer them (or step over markers and aborted data)."""
+        """Check a partition's batches and buffer its data batches (or step over markers and aborted data)."""
         try:
-            decoded = decode_partition_records(
+            selected = select_partition_batches(
                 tp.topic,
                 tp.partition,
                 data.records,
@@ -206,16 +212,16 @@ class Fetcher:
                 check_crcs=self.config.check_crcs,
             )
         except CorruptRecordError as exc:
-            self._errors.append(KafkaError(ErrorCode.CORRUPT_MESSAGE, f"{tp} at offset {fetch_offset}: {exc}"))
+            self._errors.append(_corrupt(tp, fetch_offset, exc))
             return
-        if decoded.oversized_batch_offset is not None:
+        if selected.oversized_batch_offset is not None:
             if not first:
                 self._oversized.add(tp)
                 return
             self._errors.append(
                 KafkaError(
                     ErrorCode.MESSAGE_TOO_LARGE,
-                    f"the batch at offset {decoded.oversized_batch_offset} of {tp} is larger than "
+                    f"the batch at offset {selected.oversized_batch_offset} of {tp} is larger than "
                     f"max_partition_fetch_bytes ({self.config.max_partition_fetch_bytes}) and the "
                     f"broker returned only part of it",
                 )
@@ -223,11 +229,11 @@ class Fetcher:
             self._back_off([tp])
             return
         self._oversized.discard(tp)
-        if decoded.batches:
-            self._buffers[tp] = _Buffered(deque(decoded.batches), decoded.next_offset)
-        elif decoded.next_offset > fetch_offset:
+        if selected.batches:
+            self._buffers[tp] = _Buffered(deque(selected.batches), selected.next_offset)
+        elif selected.next_offset > fetch_offset:
             # Only markers or aborted data: step over them.
-            self.subscriptions.state(tp).position = decoded.next_offset
+            self.subscriptions.state(tp).position = selected.next_offset
 
     def _back_off(self, partitions: list[TopicPartition]) -> None:
         until = self.clock() + self.network.backoff.delay(0)
@@ -253,7 +259,9 @@ class Fetcher:
             buffered = self._buffers[tp]
             state = self.subscriptions.state(tp)
             while buffered.batches and len(out) < max_records:
-                batch = buffered.batches[0]
+                batch = self._decoded_head(tp, buffered)
+                if batch is None:
+                    continue
                 start = buffered.index
                 stop = min(len(batch), start + max_records - len(out))
                 topic, partition, kind, epoch = batch.topic, batch.partition, batch.timestamp_type, batch.leader_epoch
@@ -266,26 +274,69 @@ class Fetcher:
                 )
                 if stop == len(batch):
                     buffered.batches.popleft()
+                    buffered.head = None
                     buffered.index = 0
                     state.position = batch.next_offset
                 else:
                     buffered.index = stop
                     state.position = offsets[stop - 1] + 1
-            if not buffered.batches:
+            if tp in self._buffers and not buffered.batches:
                 state.position = buffered.end_offset  # past any markers after the last batch
                 del self._buffers[tp]
         return out
 
+    def _decoded_head(self, tp: TopicPartition, buffered: _Buffered) -> FetchedBatch | None:
+        """The first buffered batch of ``tp``, decoded; None when it had nothing to hand out.
+
+        A batch that fails to decode drops what is buffered for ``tp`` and
+        leaves an error for the next poll; its position stays before it.
+        """
+        if buffered.head is not None:
+            return buffered.head
+        raw = buffered.batches[0]
+        try:
+            decoded = decode_raw_batch(raw)
+        except CorruptRecordError as exc:
+            self._errors.append(_corrupt(tp, raw.start_offset, exc))
+            buffered.batches.clear()
+            del self._buffers[tp]
+            return None
+        if decoded is None:
+            buffered.batches.popleft()
+            self.subscriptions.state(tp).position = raw.next_offset
+            return None
+        buffered.head = decoded
+        return decoded
+
     def drain_batches(self) -> list[FetchedBatch]:
         out: list[FetchedBatch] = []
-        for tp, buffered in self._buffers.items():
+        for tp in list(self._buffers):
+            buffered = self._buffers[tp]
             state = self.subscriptions.state(tp)
-            for batch in buffered.batches:
-                if buffered.index:
-                    batch = _tail(batch, buffered.index)
-                    buffered.index = 0
-                out.append(batch)
-            state.position = buffered.end_offset
+            while buffered.batches:
+                batch = self._decoded_head(tp, buffered)
+                if batch is None:
+                    continue
+                out.append(_tail(batch, buffered.index) if buffered.index else batch)
+                buffered.batches.popleft()
+                buffered.head = None
+                buffered.index = 0
+                state.position = batch.next_offset
+            if tp in self._buffers:
+                state.position = buffered.end_offset
+                del self._buffers[tp]
+        return out
+
+    def drain_raw_batches(self) -> list[RawBatch]:
+        out: list[RawBatch] = []
+        for tp, buffered in self._buffers.items():
+            if buffered.head is not None and buffered.index:
+                # Records were handed out one by one from the first batch: the rest start after them.
+                first = buffered.batches[0]
+                start = buffered.head.offsets[buffered.index]
+                buffered.batches[0] = dataclasses.replace(first, start_offset=start)
+            out.extend(buffered.batches)
+            self.subscriptions.state(tp).position = buffered.end_offset
         self._buffers.clear()
         return out
 
@@ -363,6 +414,10 @@ class Fetcher:
     @property
     def fetches_in_flight(self) -> bool:
         return bool(self._fetches)
+
+
+def _corrupt(tp: TopicPartition, offset: int, exc: CorruptRecordError) -> KafkaError:
+    return KafkaError(ErrorCode.CORRUPT_MESSAGE, f"{tp} at offset {offset}: {exc}")
 
 
 def _tail(batch: FetchedBatch, start: int) -> FetchedBatch:

@@ -8,7 +8,9 @@ import pyarrow as pa
 import pytest
 
 from spark_ext.arrow_batches import ArrowBatchBuilder, arrow_schema, source_schema
+from spark_ext.columnar import decode_columnar
 from spate.client import FetchedBatch, TimestampType
+from spate.records import Record, build_batch
 
 
 def fetched(partition: int, first: int, count: int, *, kind=TimestampType.CREATE_TIME, topic="t") -> FetchedBatch:
@@ -75,3 +77,15 @@ def test_the_builder_reports_full_at_its_row_limit():
     assert builder.full
     with pytest.raises(ValueError):
         ArrowBatchBuilder(max_rows=0)
+
+
+def test_the_builder_reports_full_once_its_keys_and_values_reach_the_byte_limit():
+    records = [Record(i, 0, b"k", b"v" * 99) for i in range(300)]
+    columns = decode_columnar(build_batch(records))
+    builder = ArrowBatchBuilder(max_bytes=200 * 100)
+    builder.add_columns("t", 0, columns, 0, 150)
+    assert not builder.full
+    builder.add_columns("t", 0, columns, 150, 200)  # a slice counts only its own bytes
+    assert builder.full
+    with pytest.raises(ValueError):
+        ArrowBatchBuilder(max_bytes=0)

@@ -299,3 +299,28 @@ def test_damaged_records_raise_in_columns_exactly_when_the_per_record_decoder_ra
             decode_columnar(buf, include_headers=True, vector_threshold=1)
         return
     assert_same(decode_columnar(buf, include_headers=True, vector_threshold=1), buf, include_headers=True)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(damaged_batches(), st.sampled_from([b"\xff" * 32, b"\x00" * 32, b"\x80\x01" * 16]))
+def test_a_batch_read_in_place_before_other_bytes_decodes_as_one_alone(buf, following):
+    """Uncompressed batches followed by more bytes are read without a copy; what follows must not matter."""
+    try:
+        alone = decode_columnar(buf, include_headers=True, vector_threshold=1)
+    except CorruptRecordError:
+        with pytest.raises(CorruptRecordError):
+            decode_columnar(buf + following, include_headers=True, vector_threshold=1)
+        return
+    in_place = decode_columnar(buf + following, include_headers=True, vector_threshold=1)
+    assert in_place.offsets.tolist() == alone.offsets.tolist()
+    assert in_place.timestamps.tolist() == alone.timestamps.tolist()
+    assert in_place.keys.equals(alone.keys) and in_place.values.equals(alone.values)
+    assert in_place.headers == alone.headers
+
+
+@pytest.mark.parametrize("case", sorted(CORRUPT_SECTIONS))
+def test_corrupt_records_sections_raise_when_read_in_place(case):
+    section, count = CORRUPT_SECTIONS[case]
+    buf = raw_batch(section, count) + b"\x81" * 32
+    with pytest.raises(CorruptRecordError):
+        decode_columnar(buf, vector_threshold=1)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spate.client.consumer.fetched_records import decode_partition_records
+from spate.client.consumer.fetched_records import decode_partition_records, decode_raw_batch, select_partition_batches
 from spate.records import (
     Compression,
     ControlType,
@@ -175,3 +175,71 @@ def test_every_data_record_at_or_above_the_fetch_offset_comes_out_once_in_order(
     result = decode(b"".join(chunks), fetch_offset=fetch_offset)
     assert offsets_of(result) == [o for o in expected if o >= fetch_offset]
     assert result.next_offset == max(offset, fetch_offset)
+
+
+def select(data: bytes, fetch_offset: int = 0, **kwargs):
+    return select_partition_batches("t", 2, data, fetch_offset, **kwargs)
+
+
+def test_raw_selection_hands_out_data_batches_undecoded_with_where_each_starts() -> None:
+    data = batch(0, 3) + marker(3, ControlType.COMMIT, 9) + batch(4, 2)
+    result = select(data, fetch_offset=1)
+    assert [(b.header.base_offset, b.start_offset, b.next_offset) for b in result.batches] == [(0, 1, 3), (4, 4, 6)]
+    first = result.batches[0]
+    assert bytes(first.buffer[first.position:first.position + first.header.size]) == batch(0, 3)
+    assert result.next_offset == 6
+
+
+def test_raw_selection_drops_aborted_transactions_and_markers_under_read_committed() -> None:
+    data = (
+        txn_batch(0, 2, producer_id=7)
+        + txn_batch(2, 2, producer_id=8)
+        + marker(4, ControlType.ABORT, 7)
+        + marker(5, ControlType.COMMIT, 8)
+        + batch(6, 1)
+    )
+    aborted = [Aborted(producer_id=7, first_offset=0)]
+    committed = select(data, isolation_level=IsolationLevel.READ_COMMITTED, aborted_transactions=aborted)
+    assert [b.header.base_offset for b in committed.batches] == [2, 6]
+    assert committed.next_offset == 7
+    uncommitted = select(data, isolation_level=IsolationLevel.READ_UNCOMMITTED, aborted_transactions=aborted)
+    assert [b.header.base_offset for b in uncommitted.batches] == [0, 2, 6]
+
+
+def test_raw_selection_keeps_compaction_gaps_in_next_offset() -> None:
+    result = select(batch(0, 3, step=2, last_offset_delta=9))
+    assert [b.next_offset for b in result.batches] == [10] and result.next_offset == 10
+
+
+def test_raw_selection_checks_crcs_but_leaves_records_to_the_reader() -> None:
+    data = bytearray(batch(0, 3))
+    data[30] ^= 0x01
+    with pytest.raises(CorruptRecordError):
+        select(bytes(data))
+    assert len(select(bytes(data), check_crcs=False).batches) == 1
+
+
+def test_decoding_the_raw_selection_gives_the_same_records_as_decoding_directly() -> None:
+    data = batch(0, 3) + marker(3, ControlType.COMMIT, 9) + batch(4, 5, compression=Compression.LZ4)
+    for fetch_offset in (0, 1, 5):
+        decoded = [decode_raw_batch(b) for b in select(data, fetch_offset=fetch_offset).batches]
+        direct = decode(data, fetch_offset=fetch_offset).batches
+        assert [(b.offsets, b.values, b.next_offset) for b in decoded] == [
+            (b.offsets, b.values, b.next_offset) for b in direct
+        ]
+
+
+def test_records_given_as_a_view_of_the_response_are_selected_in_place_and_decode_alike() -> None:
+    data = batch(0, 3) + marker(3, ControlType.COMMIT, 9) + batch(4, 2)
+    frame = b"head" + data + b"tail"
+    view = memoryview(frame)[4 : 4 + len(data)]
+    selected = select(view)
+    assert all(b.buffer.obj is frame for b in selected.batches)  # no copy of the response
+    assert [decode_raw_batch(b).offsets for b in selected.batches] == [[0, 1, 2], [4, 5]]
+
+
+def test_a_view_of_mutable_bytes_is_copied_before_it_is_kept() -> None:
+    data = bytearray(batch(0, 3))
+    selected = select(memoryview(data))
+    data[:] = b"\x00" * len(data)
+    assert decode_raw_batch(selected.batches[0]).offsets == [0, 1, 2]

@@ -142,3 +142,40 @@ def test_read_committed_poll_batches_filters_whole_batches_the_same_way(broker: 
         assert [list(b.offsets) for b in batches] == [[2, 3], [6, 7], [8, 9]]
         assert [v for b in batches for v in b.values] == COMMITTED_VALUES
         assert c.position(TP) == END
+
+
+def poll_raw(c: Consumer) -> list:
+    batches: list = []
+    for _ in range(20):
+        batches += c.poll_raw_batches(timeout_ms=50)
+        if c.position(TP) == END:
+            break
+    return batches
+
+
+def test_read_committed_poll_raw_batches_hands_out_only_committed_data_batches(broker: FakeBroker) -> None:
+    with consumer(broker, "read_committed") as c:
+        batches = poll_raw(c)
+        assert [(b.header.base_offset, b.start_offset, b.next_offset) for b in batches] == [(2, 2, 4), (6, 6, 8),
+                                                                                             (8, 8, 10)]
+        assert all(not b.header.is_control for b in batches)
+        assert c.position(TP) == END
+
+
+def test_read_uncommitted_poll_raw_batches_keeps_aborted_data_but_never_markers(broker: FakeBroker) -> None:
+    with consumer(broker, "read_uncommitted") as c:
+        assert [b.header.base_offset for b in poll_raw(c)] == [0, 2, 6, 8, 11]
+        assert c.position(TP) == END
+
+
+def test_raw_batches_after_single_records_start_where_the_records_stopped(broker: FakeBroker) -> None:
+    with consumer(broker, "read_uncommitted") as c:
+        first: list = []
+        for _ in range(20):
+            first = c.poll(timeout_ms=50, max_records=1)
+            if first:
+                break
+        assert [r.offset for r in first] == [0]
+        rest = c.poll_raw_batches(timeout_ms=50)
+        assert [(b.header.base_offset, b.start_offset) for b in rest][:2] == [(0, 1), (2, 2)]
+        assert c.position(TP) == END
