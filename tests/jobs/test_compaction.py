@@ -20,9 +20,15 @@ from jobs.compaction import CompactionConfig, build_parser, compact, config_from
 from spate.client import Admin
 from spate.client.admin.clean_plans import CleanPlanClient
 from spate.structs import TopicPartition
-from tests.scenarios.compaction.changelog import create_compacted_topic, read_all, write_changelog
+from tests.scenarios.compaction.changelog import (
+    FULL_SIZE,
+    create_compacted_topic,
+    read_all,
+    scaled_timeout,
+    write_changelog,
+)
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(400)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(scaled_timeout(400))]
 
 REPO = Path(__file__).resolve().parents[2]
 SPARK_PLANNED = {"spate.compaction.planner": "spark", "segment.bytes": "262144"}
@@ -74,16 +80,17 @@ def test_a_changelog_compacted_by_the_spark_job_reads_back_as_the_latest_value_o
 ) -> None:
     bootstrap, topic = jobs_broker.bootstrap, unique("changelog")
     create_compacted_topic(bootstrap, topic, **{**SPARK_PLANNED, "segment.bytes": "1048576"})
-    log = write_changelog(bootstrap, topic, records=200_000, keys=2_000, delete_share=0.05)
+    records, keys = (1_000_000, 10_000) if FULL_SIZE else (200_000, 2_000)  # the size, or a fifth
+    log = write_changelog(bootstrap, topic, records=records, keys=keys, delete_share=0.05)
     before = size_of(bootstrap, topic)
 
     [report] = compact(spark, CompactionConfig(bootstrap, (topic,), chunk_entries=500))
 
     assert report.outcome == "compacted", report
     end = report.clean_up_to
-    assert end > 150_000
-    assert report.keys == len(log.latest(below=end)) == 2_000
-    assert report.records_before >= end and report.records_after == 2_000
+    assert end > records * 3 // 4
+    assert report.keys == len(log.latest(below=end)) == keys
+    assert report.records_before >= end and report.records_after == keys
     assert report.bytes_after < report.bytes_before / 10
     assert size_of(bootstrap, topic) == report.bytes_after < before
     read = read_all(bootstrap, topic)
