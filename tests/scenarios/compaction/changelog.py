@@ -82,7 +82,14 @@ def write_changelog(
     for i in range(records):
         key = f"{key_prefix}-{rng.randrange(keys):05d}".encode()
         value = None if rng.random() < delete_share else (f"{i}:".encode() + b"x" * value_size)
-        producer.produce(topic, key=key, value=value, partition=0, on_delivery=delivered)
+        for _ in range(600):  # the client's queue holds 100,000 records: wait for deliveries when it is full
+            try:
+                producer.produce(topic, key=key, value=value, partition=0, on_delivery=delivered)
+                break
+            except BufferError:
+                producer.poll(0.1)
+        else:
+            raise AssertionError(f"the producer's queue stayed full for a minute at record {i}")
         if i % 5000 == 4999:
             producer.poll(0)
     if producer.flush(60 * SCALE):
