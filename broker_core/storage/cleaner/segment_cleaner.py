@@ -226,12 +226,12 @@ def _filter_batch(
     keeps_tombstone = False
     kept = []
     if not (header.is_transactional and rules.aborted.contains(header.producer_id, header.base_offset)):
-        offset_map = rules.offset_map
-        for record in scan_records(section, header):
-            key = record.key
-            if key is None:
+        records = scan_records(section, header)
+        latest = rules.offset_map.latest_of([record.key for record in records])
+        for record, newest in zip(records, latest):
+            if record.key is None:
                 stats.keyless_removed += 1
-            elif offset_map.get(key) > record.offset:
+            elif newest > record.offset:
                 pass
             elif record.is_tombstone and horizon_passed:
                 stats.tombstones_removed += 1

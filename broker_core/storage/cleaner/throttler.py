@@ -9,12 +9,14 @@ cleaner threads (thread-safe).
 
 ``InterpreterShare`` is what a Python broker needs besides: the cleaner's
 threads run Python code under the same interpreter lock as the request
-thread. After each batch a cleaner thread lets go of the lock; when the
-process spent CPU time meanwhile (another of its threads ran: other
-processes taking the core do not count), the request thread was busy, and
-the cleaner sleeps long enough to use at most ``busy_share`` of the
-interpreter's time while it stays busy. With the broker idle the cleaner
-runs at full speed.
+thread. After each batch a cleaner thread looks at how much CPU time the
+process's other threads spent since its last look (the process's CPU time
+less its own; other processes taking the core do not count). When they
+spent some, the request thread was busy (the interpreter hands the lock to
+a waiting thread every switch interval), and the cleaner sleeps long enough
+to use at most ``busy_share`` of the interpreter's time while it stays busy.
+With the broker idle the cleaner runs at full speed, without giving up the
+core to other processes on each batch.
 
 Clocks and sleep are injected.
 """
@@ -64,7 +66,7 @@ class Throttler:
         return 0.0
 
 
-# The process spending this much CPU while a cleaner thread let go means another of its threads had work.
+# Other threads of the process spending this much CPU while a cleaner thread worked means they had work.
 _CONTENDED_S = 0.0005
 
 
@@ -77,6 +79,7 @@ class InterpreterShare:
         *,
         clock: Callable[[], float] = time.perf_counter,
         cpu_clock: Callable[[], float] = time.process_time,
+        thread_clock: Callable[[], float] = time.thread_time,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if not 0 < busy_share <= 1:
@@ -84,18 +87,24 @@ class InterpreterShare:
         self._backoff = (1 - busy_share) / busy_share
         self._clock = clock
         self._cpu_clock = cpu_clock
+        self._thread_clock = thread_clock
         self._sleep = sleep
         self._resumed = clock()
+        self._others_cpu = self._others()
+
+    def _others(self) -> float:
+        """CPU time the process's other threads have spent."""
+        return self._cpu_clock() - self._thread_clock()
 
     def pause(self) -> float:
-        """Let other threads run; return the seconds slept beyond that."""
-        let_go, cpu_before = self._clock(), self._cpu_clock()
-        worked = let_go - self._resumed
-        self._sleep(0)
-        others_ran = self._cpu_clock() - cpu_before
+        """Sleep when the process's other threads ran since the last pause; return the seconds slept."""
+        worked = self._clock() - self._resumed
+        others = self._others()
         slept = 0.0
-        if others_ran > _CONTENDED_S:
+        if others - self._others_cpu > _CONTENDED_S:
             slept = worked * self._backoff
             self._sleep(slept)
+            others = self._others()
+        self._others_cpu = others
         self._resumed = self._clock()
         return slept

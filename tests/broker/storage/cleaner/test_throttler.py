@@ -38,12 +38,13 @@ def test_a_thread_under_the_rate_never_sleeps():
 
 
 class Interpreter:
-    """Clocks where letting go of the interpreter lets the process's other threads run ``others`` seconds,
-    and other processes ``elsewhere`` seconds."""
+    """Clocks where, while a cleaner thread works, the process's other threads spend ``others`` seconds of
+    CPU and other processes ``elsewhere`` seconds."""
 
     def __init__(self, others: float, elsewhere: float = 0.0) -> None:
         self.now = 0.0
-        self.cpu = 0.0
+        self.own_cpu = 0.0
+        self.others_cpu = 0.0
         self.others = others
         self.elsewhere = elsewhere
 
@@ -51,26 +52,46 @@ class Interpreter:
         return self.now
 
     def cpu_time(self) -> float:
-        return self.cpu
+        return self.own_cpu + self.others_cpu
+
+    def thread_time(self) -> float:
+        return self.own_cpu
+
+    def work(self, seconds: float) -> None:
+        self.now += seconds + self.others + self.elsewhere
+        self.own_cpu += seconds
+        self.others_cpu += self.others
 
     def sleep(self, seconds: float) -> None:
-        if seconds == 0:
-            self.now += self.others + self.elsewhere
-            self.cpu += self.others
-        else:
-            self.now += seconds
+        self.now += seconds
+
+
+def share_of(interpreter: Interpreter) -> InterpreterShare:
+    return InterpreterShare(0.2, clock=interpreter, cpu_clock=interpreter.cpu_time,
+                            thread_clock=interpreter.thread_time, sleep=interpreter.sleep)
 
 
 def test_a_cleaner_thread_takes_at_most_its_share_while_the_request_thread_is_busy():
-    interpreter = Interpreter(others=0.005)
-    share = InterpreterShare(0.2, clock=interpreter, cpu_clock=interpreter.cpu_time, sleep=interpreter.sleep)
-    interpreter.now += 0.001  # a batch's work
-    assert share.pause() == pytest.approx(0.004)
+    interpreter = Interpreter(others=0.004)
+    share = share_of(interpreter)
+    interpreter.work(0.001)  # a batch's work, while the request thread took the interpreter for 4 ms
+    assert share.pause() == pytest.approx(0.02)  # (1 + 4 ms) of wall time at 20%: 5 ms worked, 20 ms slept
 
 
 def test_a_cleaner_thread_runs_at_full_speed_while_the_broker_is_idle_even_on_a_busy_machine():
     interpreter = Interpreter(others=0.0, elsewhere=0.005)
-    share = InterpreterShare(0.2, clock=interpreter, cpu_clock=interpreter.cpu_time, sleep=interpreter.sleep)
+    share = share_of(interpreter)
     for _ in range(10):
-        interpreter.now += 0.001
+        interpreter.work(0.001)
         assert share.pause() == 0.0
+    assert interpreter.now == pytest.approx(0.06)  # never slept, not even to yield
+
+
+def test_a_cleaner_thread_speeds_up_again_once_the_request_thread_is_idle():
+    interpreter = Interpreter(others=0.004)
+    share = share_of(interpreter)
+    interpreter.work(0.001)
+    assert share.pause() > 0
+    interpreter.others = 0.0
+    interpreter.work(0.001)
+    assert share.pause() == 0.0
