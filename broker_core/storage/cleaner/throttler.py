@@ -12,9 +12,10 @@ threads run Python code under the same interpreter lock as the request
 thread. After each batch a cleaner thread looks at how much CPU time the
 process's other threads spent since its last look (the process's CPU time
 less its own; other processes taking the core do not count). When they
-spent some, the request thread was busy (the interpreter hands the lock to
-a waiting thread every switch interval), and the cleaner sleeps long enough
-to use at most ``busy_share`` of the interpreter's time while it stays busy.
+spent a fair share of what it spent itself, the request thread was busy
+(the interpreter hands the lock to a waiting thread every switch interval),
+and the cleaner sleeps long enough to use at most ``busy_share`` of the
+interpreter's time while it stays busy.
 With the broker idle the cleaner runs at full speed, without giving up the
 core to other processes on each batch.
 
@@ -66,8 +67,11 @@ class Throttler:
         return 0.0
 
 
-# Other threads of the process spending this much CPU while a cleaner thread worked means they had work.
+# While a cleaner thread worked, the process's other threads spent at least this much CPU time, and at least this
+# share of the cleaner's own: the request thread had work (a busy one takes the interpreter about half the time;
+# the broker's background threads, idle, take far less).
 _CONTENDED_S = 0.0005
+_CONTENDED_SHARE = 0.25
 
 
 class InterpreterShare:
@@ -75,9 +79,8 @@ class InterpreterShare:
 
     def __init__(
         self,
-        busy_share: float = 0.2,
+        busy_share: float = 0.1,
         *,
-        clock: Callable[[], float] = time.perf_counter,
         cpu_clock: Callable[[], float] = time.process_time,
         thread_clock: Callable[[], float] = time.thread_time,
         sleep: Callable[[float], None] = time.sleep,
@@ -85,26 +88,28 @@ class InterpreterShare:
         if not 0 < busy_share <= 1:
             raise ValueError(f"busy_share must be in (0, 1], not {busy_share}")
         self._backoff = (1 - busy_share) / busy_share
-        self._clock = clock
         self._cpu_clock = cpu_clock
         self._thread_clock = thread_clock
         self._sleep = sleep
-        self._resumed = clock()
-        self._others_cpu = self._others()
+        self._own_cpu, self._others_cpu = self._cpu_times()
 
-    def _others(self) -> float:
-        """CPU time the process's other threads have spent."""
-        return self._cpu_clock() - self._thread_clock()
+    def _cpu_times(self) -> tuple[float, float]:
+        """CPU time spent by this thread, and by the process's other threads."""
+        own = self._thread_clock()
+        return own, self._cpu_clock() - own
 
     def pause(self) -> float:
-        """Sleep when the process's other threads ran since the last pause; return the seconds slept."""
-        worked = self._clock() - self._resumed
-        others = self._others()
+        """Sleep when the process's other threads were busy since the last pause; return the seconds slept.
+
+        The sleep lasts ``1 / busy_share - 1`` times the CPU time the thread
+        spent since: its share of the interpreter, whatever the machine's load
+        does to wall time."""
+        own, others = self._cpu_times()
+        worked, others_ran = own - self._own_cpu, others - self._others_cpu
         slept = 0.0
-        if others - self._others_cpu > _CONTENDED_S:
+        if others_ran > _CONTENDED_S and others_ran > worked * _CONTENDED_SHARE:
             slept = worked * self._backoff
             self._sleep(slept)
-            others = self._others()
-        self._others_cpu = others
-        self._resumed = self._clock()
+            own, others = self._cpu_times()
+        self._own_cpu, self._others_cpu = own, others
         return slept
