@@ -14,8 +14,10 @@
    new topic while the cleaner compacts ``--broker-dirty-mb`` MB of another
    topic (left to the ``spark`` planner while it is written, then handed to
    the broker's cleaner), then idle again; the ratio of the busy rate to the
-   mean idle one. It also prints how fast the broker's cleaner got through
-   that topic while producers kept the broker busy.
+   mean idle one; and, as a control, the same ratio for a produce just
+   before the hand-over, with nothing to clean. It also prints how fast the
+   broker's cleaner got through that topic while producers kept the broker
+   busy.
 
 Targets: the cleaner at >= 50 MB/s, produce during cleaning >= 0.8 of idle.
 Prints a Markdown table of the medians of ``--rounds`` rounds.
@@ -153,6 +155,7 @@ def _round(broker: BrokerProcess, admin: AdminClient, dirty: str, dirty_mb: int,
     fill_dirty_topic(bootstrap, dirty, dirty_mb)
     time.sleep(SETTLE_S)  # the broker fsyncs what was just written: let it finish before measuring
     idle_s = produce(bootstrap, "bench-idle", records)
+    control_s = produce(bootstrap, "bench-busy", records)  # as the busy phase, with nothing to clean
     # Roll the dirty topic's last segment into the cleanable range, then hand it to the broker's cleaner.
     handover = [ConfigEntry("spate.compaction.planner", "broker", incremental_operation=SET),
                 ConfigEntry("segment.ms", "1", incremental_operation=SET)]
@@ -176,6 +179,8 @@ def _round(broker: BrokerProcess, admin: AdminClient, dirty: str, dirty_mb: int,
         "idle MB/s": megabytes / idle_s,
         "busy MB/s": megabytes / busy_s,
         "ratio": idle_s / busy_s,
+        "control ratio": idle_s / control_s,
+        "busy / control": control_s / busy_s,
         "broker cleaner MB/s": dirty_mb * 1.048576 / cleaned_s,
     }
 
@@ -207,6 +212,9 @@ def main() -> None:
     print(f"| produce, cleaner idle | {broker['idle MB/s']:.1f} MB/s | |")
     print(f"| produce, cleaner busy | {broker['busy MB/s']:.1f} MB/s | |")
     print(f"| produce busy / idle | {broker['ratio']:.2f} | >= {TARGET_PRODUCE_RATIO} |")
+    print(f"| produce to the busy topic with nothing to clean / idle (the noise floor) | {broker['control ratio']:.2f} | |")
+    print(f"| produce busy / the same with nothing to clean (the cleaner's cost) | {broker['busy / control']:.2f} | "
+          f">= {TARGET_PRODUCE_RATIO} |")
 
 
 if __name__ == "__main__":

@@ -110,6 +110,7 @@ class InterpreterShare:
         if others_ran > _CONTENDED_S and others_ran > worked * _CONTENDED_SHARE:
             slept = worked * self._backoff
             self._sleep(slept)
-            own, others = self._cpu_times()
+        # What the other threads do while this one sleeps counts at the next pause: a request thread kept
+        # from the interpreter while this one works spends nothing then, but it does while this one sleeps.
         self._own_cpu, self._others_cpu = own, others
         return slept

@@ -47,6 +47,7 @@ class Interpreter:
         self.others_cpu = 0.0
         self.others = others
         self.elsewhere = elsewhere
+        self.others_while_sleeping = 0.0  # the share of a sleep the other threads spend running
 
     def __call__(self) -> float:
         return self.now
@@ -64,6 +65,7 @@ class Interpreter:
 
     def sleep(self, seconds: float) -> None:
         self.now += seconds
+        self.others_cpu += self.others_while_sleeping * seconds
 
 
 def share_of(interpreter: Interpreter) -> InterpreterShare:
@@ -94,6 +96,19 @@ def test_the_broker_background_threads_do_not_slow_a_cleaner_thread_down():
     for _ in range(10):
         interpreter.work(0.01)
         assert share.pause() == 0.0
+
+
+def test_a_request_thread_kept_waiting_while_the_cleaner_works_still_counts_as_busy():
+    # The request thread runs only while the cleaner sleeps (it waits for the interpreter otherwise).
+    interpreter = Interpreter(others=0.004)
+    interpreter.others_while_sleeping = 1.0
+    share = share_of(interpreter)
+    interpreter.work(0.001)
+    assert share.pause() > 0
+    interpreter.others = 0.0
+    for _ in range(5):
+        interpreter.work(0.001)
+        assert share.pause() == pytest.approx(0.004)
 
 
 def test_a_cleaner_thread_speeds_up_again_once_the_request_thread_is_idle():
