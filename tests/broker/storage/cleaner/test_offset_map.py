@@ -48,3 +48,10 @@ def test_a_batchs_keys_are_looked_up_at_once():
 def test_a_map_made_elsewhere_holds_exactly_its_entries():
     offsets = OffsetMap.of({b"k1": 10, b"k2": 12})
     assert sorted(offsets.items()) == [(b"k1", 10), (b"k2", 12)]
+
+
+def test_a_map_keyed_by_hashes_looks_a_batchs_keys_up_through_its_hash():
+    from broker_core.server.plan_assembly import HashedOffsetMap, key_hash
+
+    offsets = HashedOffsetMap.of({key_hash(b"a"): 4})
+    assert offsets.latest_of([b"a", None, b"b"]) == [4, -1, -1]
