@@ -6,9 +6,9 @@ cleaner's ``apply_plan`` on a worker thread, which checks it against the log
 (leader epoch aside, which the handler checks: log start, the cleaner
 checkpoint, the high watermark and open transactions), cuts it where the
 log may be cleaned now (the active segment, ``min.compaction.lag.ms``) and
-rewrites the segments off the loop. A
-plan that no longer fits is refused with the reason (``StalePlanError``) and
-the job plans again. One plan per partition is applied at a time.
+rewrites the segments off the loop. A plan that no longer fits is refused
+with the reason (``StalePlanError``) and the job plans again. One plan per
+partition is applied at a time.
 
 Every replica takes plans, not only the leader: offsets never change, so a
 plan made from the leader's records fits each replica's log up to that
