@@ -1,4 +1,4 @@
-"""Compact topics with plans computed by Spark: the latest offset of every key, handed to each partition's leader.
+"""Compact topics with plans computed by Spark: the latest offset of every key, handed to each partition's replicas.
 
 ::
 
@@ -14,14 +14,23 @@ the active segment, the high watermark and open transactions). The job
 reads those ranges with the ``spate`` source (``read_committed``: records of
 aborted transactions and transaction markers name no key, as in the broker's
 own planner; keyless records neither), groups by the MD5 of the key and
-keeps the largest offset, then streams each partition's plan to its leader
-in chunks and waits until it is applied. A plan the leader refuses as stale
+keeps the largest offset, then streams each partition's plan to its
+replicas in chunks and waits until they applied it. A plan the leader refuses as stale
 (the log moved on, leadership changed, retention deleted the range) is made
 again, up to ``--max-attempts`` times.
 
-A job killed at any point leaves each partition as it was or compacted by a
-whole plan; running it again continues from the cleaner checkpoints.
-Records written while the job runs lie beyond the plans and are kept.
+Every replica cleans its own log, as in Kafka: the job asks each replica
+of a partition how far its log is clean, plans once from the lowest of those
+points (never below the leader's log start) up to the leader's clean end,
+and sends the same plan to every replica with dirty records below that end.
+Offsets never change, so the plan fits each replica's log; each cleans with
+it as far as its own segments and high watermark allow. A follower that
+refuses (not caught up yet) is named in the line and cleaned by a later run.
+
+A job killed at any point leaves each replica as it was or compacted by a
+whole plan; running it again continues from the cleaner checkpoints (a
+follower left behind is planned for from its own checkpoint). Records
+written while the job runs lie beyond the plans and are kept.
 
 Prints one line per partition: records of the cleaned range before/after,
 the partition's bytes before/after, keys planned, time. Exit codes: 0 done
@@ -45,7 +54,7 @@ from pyspark.sql import functions as F
 
 from spark_ext import SpateDataSource
 from spate.client.admin.admin import Admin
-from spate.client.admin.clean_plans import DEFAULT_CHUNK_ENTRIES, CleanPlanClient, LogCleaningState
+from spate.client.admin.clean_plans import DEFAULT_CHUNK_ENTRIES, CleanPlanClient, LogCleaningState, PlanOutcome
 from spate.protocol import ErrorCode, KafkaError
 from spate.structs import TopicPartition
 
@@ -69,6 +78,21 @@ class CompactionConfig:
     apply_timeout_ms: int = 600_000
 
 
+@dataclass(frozen=True)
+class ReplicaPlan:
+    """One partition's plan range and the replicas that take it (the leader first, when it does)."""
+
+    leader: LogCleaningState
+    replicas: tuple[LogCleaningState, ...]
+    dirty_start: int
+    dirty_end: int
+    unreachable: tuple[str, ...] = ()  # replicas that could not describe their log, with the reason
+
+    @property
+    def tp(self) -> TopicPartition:
+        return self.leader.tp
+
+
 @dataclass
 class PartitionReport:
     tp: TopicPartition
@@ -81,6 +105,7 @@ class PartitionReport:
     seconds: float = 0.0
     attempts: int = 0
     clean_up_to: int = -1  # the partition's cleaner checkpoint afterwards: the end of the plan applied
+    followers: tuple[str, ...] = ()  # what each follower did with the plan
 
     @property
     def failed(self) -> bool:
@@ -89,7 +114,8 @@ class PartitionReport:
     def line(self) -> str:
         return (f"{self.tp.topic}-{self.tp.partition}: {self.outcome}; records {self.records_before} -> "
                 f"{self.records_after}, bytes {self.bytes_before} -> {self.bytes_after}, keys {self.keys}, "
-                f"{self.seconds:.2f}s" + (f", {self.attempts} attempts" if self.attempts > 1 else ""))
+                f"{self.seconds:.2f}s" + (f", {self.attempts} attempts" if self.attempts > 1 else "")
+                + "".join(f"; {follower}" for follower in self.followers))
 
 
 # --- what to compact --------------------------------------------------------------------------------
@@ -110,16 +136,29 @@ def partitions_to_compact(config: CompactionConfig, plans: CleanPlanClient) -> l
 # --- planning with Spark ----------------------------------------------------------------------------
 
 
-def latest_offsets(spark: SparkSession, bootstrap: str, states: Sequence[LogCleaningState]) -> DataFrame:
-    """``(topic, partition, hash, offset)``: the latest offset of every key hash in each partition's dirty range."""
+def replica_plan(leader: LogCleaningState, described: dict[int, LogCleaningState | KafkaError]) -> ReplicaPlan:
+    """The range to plan for ``leader``'s partition so that every replica dirty below the leader's clean end
+    takes the plan: from the lowest first dirty offset among them (not below the leader's log start)."""
+    end = leader.clean_end_offset
+    followers = [state for node, state in sorted(described.items())
+                 if node != leader.leader and isinstance(state, LogCleaningState)]
+    taking = [state for state in [leader, *followers] if 0 <= state.first_dirty_offset < end]
+    unreachable = tuple(f"replica on broker {node}: {state.message or state}" for node, state in sorted(described.items())
+                        if isinstance(state, KafkaError))
+    start = max(leader.log_start_offset, min((state.first_dirty_offset for state in taking), default=end))
+    return ReplicaPlan(leader, tuple(taking), min(start, end), end, unreachable)
+
+
+def latest_offsets(spark: SparkSession, bootstrap: str, plans: Sequence[ReplicaPlan]) -> DataFrame:
+    """``(topic, partition, hash, offset)``: the latest offset of every key hash in each partition's range."""
     spark.dataSource.register(SpateDataSource)
     assign: dict[str, list[int]] = {}
     starting: dict[str, dict[str, int]] = {}
     ending: dict[str, dict[str, int]] = {}
-    for state in states:
-        assign.setdefault(state.tp.topic, []).append(state.tp.partition)
-        starting.setdefault(state.tp.topic, {})[str(state.tp.partition)] = state.first_dirty_offset
-        ending.setdefault(state.tp.topic, {})[str(state.tp.partition)] = state.clean_end_offset
+    for plan in plans:
+        assign.setdefault(plan.tp.topic, []).append(plan.tp.partition)
+        starting.setdefault(plan.tp.topic, {})[str(plan.tp.partition)] = plan.dirty_start
+        ending.setdefault(plan.tp.topic, {})[str(plan.tp.partition)] = plan.dirty_end
     records = (
         spark.read.format("spate")
         .option("kafka.bootstrap.servers", bootstrap)
@@ -155,11 +194,15 @@ def compact(spark: SparkSession, config: CompactionConfig) -> list[PartitionRepo
     with CleanPlanClient(config.bootstrap_servers) as plans:
         pending = partitions_to_compact(config, plans)
         for attempt in range(1, config.max_attempts + 1):
-            for state in pending:
-                if not state.cleanable:
-                    reports[state.tp] = PartitionReport(state.tp, "nothing to clean", bytes_before=state.size_bytes,
-                                                        bytes_after=state.size_bytes, attempts=attempt)
-            cleanable = [state for state in pending if state.cleanable]
+            described = plans.describe_replicas([state.tp for state in pending]) if pending else {}
+            planned = [replica_plan(state, described.get(state.tp, {})) for state in pending]
+            for plan in planned:
+                if not plan.replicas:
+                    size = plan.leader.size_bytes
+                    reports[plan.tp] = PartitionReport(plan.tp, "nothing to clean", bytes_before=size,
+                                                       bytes_after=size, attempts=attempt,
+                                                       followers=plan.unreachable)
+            cleanable = [plan for plan in planned if plan.replicas]
             if not cleanable:
                 break
             replan = _apply_round(spark, config, plans, cleanable, attempt, reports)
@@ -168,34 +211,58 @@ def compact(spark: SparkSession, config: CompactionConfig) -> list[PartitionRepo
 
 
 def _apply_round(spark: SparkSession, config: CompactionConfig, plans: CleanPlanClient,
-                 states: Sequence[LogCleaningState], attempt: int,
+                 planned: Sequence[ReplicaPlan], attempt: int,
                  reports: dict[TopicPartition, PartitionReport]) -> list[TopicPartition]:
-    """Plan ``states`` in one Spark job and apply each plan; the partitions to plan again."""
-    latest = latest_offsets(spark, config.bootstrap_servers, states).persist()
+    """Plan ``planned`` in one Spark job and send each plan to its replicas; the partitions to plan again."""
+    latest = latest_offsets(spark, config.bootstrap_servers, planned).persist()
     replan = []
     try:
-        for state in states:
+        for plan in planned:
             started, keys = time.monotonic(), [0]
-            try:
-                outcome = plans.apply(state, plan_entries(latest, state.tp, keys), chunk_entries=config.chunk_entries,
-                                      timeout_ms=config.apply_timeout_ms)
-            except KafkaError as exc:
-                reason = exc.message or str(exc)
-                if exc.code in REPLAN and attempt < config.max_attempts:
-                    logger.info("%s: the plan was refused (%s); planning again", state.tp, reason)
-                    replan.append(state.tp)
-                else:
-                    reports[state.tp] = PartitionReport(state.tp, f"failed: {reason}", keys=keys[0],
-                                                        seconds=time.monotonic() - started, attempts=attempt)
-                continue
-            reports[state.tp] = PartitionReport(
-                state.tp, "compacted", outcome.records_read, outcome.records_kept, state.size_bytes,
-                outcome.state.size_bytes, keys[0], time.monotonic() - started, attempt,
-                outcome.state.first_dirty_offset,
+            outcomes = plans.apply_to_replicas(
+                plan.replicas, plan_entries(latest, plan.tp, keys), dirty_start=plan.dirty_start,
+                dirty_end=plan.dirty_end, chunk_entries=config.chunk_entries, timeout_ms=config.apply_timeout_ms,
             )
+            report = _report(plan, outcomes, keys[0], time.monotonic() - started, attempt, config.max_attempts)
+            if report is None:
+                replan.append(plan.tp)
+            else:
+                reports[plan.tp] = report
     finally:
         latest.unpersist()
     return replan
+
+
+def _report(plan: ReplicaPlan, outcomes: dict[int, PlanOutcome | KafkaError], keys: int, seconds: float,
+            attempt: int, max_attempts: int) -> PartitionReport | None:
+    """What the partition's line says; None when the leader refused a plan that is worth making again."""
+    leader = plan.leader
+    followers = [_follower_line(node, outcome) for node, outcome in sorted(outcomes.items()) if node != leader.leader]
+    followers += plan.unreachable
+    outcome = outcomes.get(leader.leader)
+    if isinstance(outcome, KafkaError):
+        reason = outcome.message or str(outcome)
+        if outcome.code in REPLAN and attempt < max_attempts:
+            logger.info("%s: the plan was refused (%s); planning again", plan.tp, reason)
+            return None
+        return PartitionReport(plan.tp, f"failed: {reason}", keys=keys, seconds=seconds, attempts=attempt,
+                               followers=tuple(followers))
+    if outcome is None:  # the leader was clean already: only followers took the plan
+        return PartitionReport(plan.tp, "followers compacted", bytes_before=leader.size_bytes,
+                               bytes_after=leader.size_bytes, keys=keys, seconds=seconds, attempts=attempt,
+                               clean_up_to=leader.first_dirty_offset, followers=tuple(followers))
+    return PartitionReport(
+        plan.tp, "compacted", outcome.records_read, outcome.records_kept, leader.size_bytes,
+        outcome.state.size_bytes, keys, seconds, attempt, outcome.state.first_dirty_offset, tuple(followers),
+    )
+
+
+def _follower_line(node: int, outcome: PlanOutcome | KafkaError) -> str:
+    if isinstance(outcome, KafkaError):
+        logger.warning("the replica on broker %d did not take the plan: %s", node, outcome.message or outcome)
+        return f"replica on broker {node} not compacted: {outcome.message or outcome}"
+    return (f"replica on broker {node} clean up to {outcome.state.first_dirty_offset}, bytes "
+            f"{outcome.state.size_bytes}")
 
 
 # --- command line -----------------------------------------------------------------------------------

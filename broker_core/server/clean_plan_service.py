@@ -1,17 +1,21 @@
 """Applying compaction plans that arrive over the wire (the CleanPlan request), and describing logs for them.
 
-The leader of a partition takes the plan's chunks on the event loop
+A replica of a partition takes the plan's chunks on the event loop
 (``plan_assembly.py``); the last one hands the whole plan to the log
 cleaner's ``apply_plan`` on a worker thread, which checks it against the log
 (leader epoch aside, which the handler checks: log start, the cleaner
-checkpoint, the end at a segment boundary below the active segment, the high
-watermark and open transactions) and rewrites the segments off the loop. A
-plan that no longer fits is refused with the reason (``StalePlanError``) and
-the job plans again. One plan per partition is applied at a time.
+checkpoint, the high watermark and open transactions), cuts it where the
+log may be cleaned now (the active segment, ``min.compaction.lag.ms``) and
+rewrites the segments off the loop. A plan that no longer fits is refused
+with the reason (``StalePlanError``) and the job plans again. One plan per
+partition is applied at a time.
 
-Only the leader's log is cleaned by such a plan: followers of a topic planned
-by a job keep their records (nothing is lost, they are larger) until they
-lead and a job plans for them, as every replica cleans its own log.
+Every replica takes plans, not only the leader: offsets never change, so a
+plan made from the leader's records fits each replica's log up to that
+replica's own high watermark, and each replica cleans its own log with it as
+far as its own segments allow (``storage/cleaner/plan.py``). The job sends
+the same plan to every replica of the partition, as in Kafka every replica
+cleans its own log.
 """
 
 from __future__ import annotations
@@ -91,15 +95,6 @@ class CleanPlanService:
         if tp in self._applying:
             raise KafkaError(ErrorCode.REQUEST_TIMED_OUT,
                              f"a plan for {tp} is being applied")
-
-    def check_range(self, plan: CleanPlan, state: LogState) -> None:
-        """Refuse a plan reaching past what may be cleaned now (the engine checks the rest)."""
-        if plan.dirty_end > state.clean_end_offset:
-            raise StalePlanRefused(
-                f"the plan reaches {plan.dirty_end}, but {plan.topic_partition} may be cleaned only up to "
-                f"{state.clean_end_offset} now (active segment, high watermark, open transaction or "
-                "min.compaction.lag.ms)"
-            )
 
     def start_applying(self, plan: CleanPlan) -> asyncio.Task[CleanResult]:
         """Apply ``plan`` on a worker thread; the task fails with ``StalePlanRefused`` for a stale plan."""

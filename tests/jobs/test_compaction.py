@@ -18,11 +18,17 @@ from confluent_kafka import Producer
 
 from jobs.compaction import CompactionConfig, build_parser, compact, config_from
 from spate.client import Admin
-from spate.client.admin.clean_plans import CleanPlanClient
+from spate.client.admin.clean_plans import CleanPlanClient, PlanOutcome, _Chunk
 from spate.structs import TopicPartition
-from tests.scenarios.compaction.changelog import create_compacted_topic, read_all, write_changelog
+from tests.scenarios.compaction.changelog import (
+    FULL_SIZE,
+    create_compacted_topic,
+    read_all,
+    scaled_timeout,
+    write_changelog,
+)
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(400)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(scaled_timeout(400))]
 
 REPO = Path(__file__).resolve().parents[2]
 SPARK_PLANNED = {"spate.compaction.planner": "spark", "segment.bytes": "262144"}
@@ -74,16 +80,17 @@ def test_a_changelog_compacted_by_the_spark_job_reads_back_as_the_latest_value_o
 ) -> None:
     bootstrap, topic = jobs_broker.bootstrap, unique("changelog")
     create_compacted_topic(bootstrap, topic, **{**SPARK_PLANNED, "segment.bytes": "1048576"})
-    log = write_changelog(bootstrap, topic, records=200_000, keys=2_000, delete_share=0.05)
+    records, keys = (1_000_000, 10_000) if FULL_SIZE else (200_000, 2_000)  # the size, or a fifth
+    log = write_changelog(bootstrap, topic, records=records, keys=keys, delete_share=0.05)
     before = size_of(bootstrap, topic)
 
     [report] = compact(spark, CompactionConfig(bootstrap, (topic,), chunk_entries=500))
 
     assert report.outcome == "compacted", report
     end = report.clean_up_to
-    assert end > 150_000
-    assert report.keys == len(log.latest(below=end)) == 2_000
-    assert report.records_before >= end and report.records_after == 2_000
+    assert end > records * 3 // 4
+    assert report.keys == len(log.latest(below=end)) == keys
+    assert report.records_before >= end and report.records_after == keys
     assert report.bytes_after < report.bytes_before / 10
     assert size_of(bootstrap, topic) == report.bytes_after < before
     read = read_all(bootstrap, topic)
@@ -97,17 +104,17 @@ def test_a_plan_made_stale_by_retention_is_refused_and_made_again(spark, jobs_br
     create_compacted_topic(bootstrap, topic, **SPARK_PLANNED)
     log = write_changelog(bootstrap, topic, records=20_000, keys=200)
     tp = TopicPartition(topic, 0)
-    applying = CleanPlanClient.apply
+    applying = CleanPlanClient.apply_to_replicas
     deleted_below: list[int] = []
 
-    def retention_moves_first(self, state, entries, **options):
+    def retention_moves_first(self, states, entries, **options):
         if not deleted_below:
-            deleted_below.append(state.clean_end_offset // 3)
+            deleted_below.append(options["dirty_end"] // 3)
             with Admin(bootstrap) as admin:
                 admin.delete_records({tp: deleted_below[0]})
-        return applying(self, state, entries, **options)
+        return applying(self, states, entries, **options)
 
-    monkeypatch.setattr(CleanPlanClient, "apply", retention_moves_first)
+    monkeypatch.setattr(CleanPlanClient, "apply_to_replicas", retention_moves_first)
     [report] = compact(spark, CompactionConfig(bootstrap, (topic,)))
 
     assert report.outcome == "compacted" and report.attempts == 2, report
@@ -119,13 +126,12 @@ def test_the_job_gives_up_with_the_leaders_reason_after_its_attempts(spark, jobs
     bootstrap, topic = jobs_broker.bootstrap, unique("gives-up")
     create_compacted_topic(bootstrap, topic, **SPARK_PLANNED)
     write_changelog(bootstrap, topic, records=5_000, keys=50)
-    applying = CleanPlanClient.apply
+    applying = CleanPlanClient.apply_to_replicas
 
-    def always_behind(self, state, entries, **options):
-        return applying(self, type(state)(**{**state.__dict__, "first_dirty_offset": state.first_dirty_offset + 1}),
-                        entries, **options)
+    def always_behind(self, states, entries, **options):
+        return applying(self, states, entries, **{**options, "dirty_start": options["dirty_start"] + 1})
 
-    monkeypatch.setattr(CleanPlanClient, "apply", always_behind)
+    monkeypatch.setattr(CleanPlanClient, "apply_to_replicas", always_behind)
     [report] = compact(spark, CompactionConfig(bootstrap, (topic,), max_attempts=2))
     assert report.failed and report.attempts == 2
     assert "the log is clean up to 0 now; the plan starts at 1" in report.outcome
@@ -223,7 +229,8 @@ def test_a_plan_abandoned_half_sent_is_replaced_and_a_rerun_converges(spark, job
     with CleanPlanClient(bootstrap) as plans:
         state = plans.describe([tp])[tp]
         # A job that died after its first chunk: the leader holds half a plan and applied nothing.
-        plans._send_chunk(state, "dead-job", 0, False, state.clean_end_offset, b"\x00" * 24 * 3, 0)
+        chunk = _Chunk("dead-job", 0, False, 0, state.clean_end_offset, b"\x00" * 24 * 3)
+        assert isinstance(plans._answer_of(state, plans._send_chunk(state, chunk, 0)), PlanOutcome)
         assert plans.describe([tp])[tp].first_dirty_offset == 0
 
     [first] = compact(spark, CompactionConfig(bootstrap, (topic,), chunk_entries=50))

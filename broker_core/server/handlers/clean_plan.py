@@ -1,13 +1,16 @@
 """CleanPlan: describe a partition's log for a compaction job, take a plan's chunks, apply the whole plan.
 
-Each partition is answered on its own: the leader checks the leader epoch
-the job saw, takes the chunk, and on the last chunk applies the plan off the
-event loop and waits for it up to ``timeout_ms`` (REQUEST_TIMED_OUT after
-that, while the cleaning goes on). Refusals carry their reason in
+Any replica answers, leader or follower: each cleans its own log with the
+plan. Each partition is answered on its own: the replica checks the leader
+epoch the job saw, takes the chunk, and on the last chunk applies the plan
+off the event loop and waits for it up to ``timeout_ms`` (REQUEST_TIMED_OUT
+after that, while the cleaning goes on). Refusals carry their reason in
 ``error_message``: OFFSET_OUT_OF_RANGE for a stale plan (the log moved on,
-retention deleted the range), FENCED_LEADER_EPOCH or NOT_LEADER_OR_FOLLOWER
-when leadership changed, INVALID_REQUEST for a chunk out of place,
-INVALID_CONFIG when the topic is not compacted or the cleaner is disabled.
+retention deleted the range, a follower has not caught up to the plan's
+end), FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH when leadership changed,
+NOT_LEADER_OR_FOLLOWER when the partition has no replica here,
+INVALID_REQUEST for a chunk out of place, INVALID_CONFIG when the topic is
+not compacted or the cleaner is disabled.
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from broker_core.replication.partition import Partition
 from broker_core.server.clean_plan_service import CleanPlanService, LogState
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import error_code_for
-from broker_core.server.handlers.partition_lookup import leader_partition
+from broker_core.server.handlers.partition_lookup import check_leader_epoch, leader_partition
 from broker_core.server.plan_assembly import PlanChunk
 from broker_core.storage.cleaner.log_cleaner import CleanResult
 from broker_core.storage.files import TopicPartition
@@ -50,7 +54,7 @@ async def _partition(ctx: BrokerContext, topic: str, wanted: Any, timeout_s: flo
     try:
         if service is None:
             raise KafkaError(ErrorCode.UNSUPPORTED_VERSION, "this broker takes no compaction plans")
-        partition = leader_partition(ctx, topic, wanted.partition_index, wanted.current_leader_epoch)
+        partition = hosted_replica(ctx, topic, wanted.partition_index, wanted.current_leader_epoch)
         state = service.describe(tp, partition, ctx.clock())
         if wanted.chunk == DESCRIBE_ONLY:
             return _answer(wanted.partition_index, state)
@@ -63,7 +67,6 @@ async def _partition(ctx: BrokerContext, topic: str, wanted: Any, timeout_s: flo
             return _answer(wanted.partition_index, state, chunks=chunks)
         service.assembly.take(tp)
         plan = pending.to_plan(tp)
-        service.check_range(plan, state)
         result = await _applied(service, plan, timeout_s)
         state = service.describe(tp, partition, ctx.clock())
         return _answer(wanted.partition_index, state, chunks=chunks, result=result)
@@ -71,6 +74,15 @@ async def _partition(ctx: BrokerContext, topic: str, wanted: Any, timeout_s: flo
         code = error_code_for(exc, where="clean_plan")
         message = exc.message if isinstance(exc, KafkaError) else str(exc)
         return _answer(wanted.partition_index, state, chunks=chunks, error=(code, message))
+
+
+def hosted_replica(ctx: BrokerContext, topic: str, index: int, current_leader_epoch: int) -> Partition:
+    """The partition if this broker holds a replica of it at ``current_leader_epoch`` (-1: any)."""
+    hosted = ctx.replicas.hosted(topic, index)
+    if hosted is None:
+        return leader_partition(ctx, topic, index, current_leader_epoch)  # raises the reason it is not here
+    check_leader_epoch(hosted, current_leader_epoch)
+    return hosted
 
 
 async def _applied(service: CleanPlanService, plan: Any, timeout_s: float) -> CleanResult:

@@ -13,7 +13,9 @@ due log a thread sleeps ``log.cleaner.backoff.ms``. I/O is throttled to
 yields the interpreter to a busy request thread (``throttler.py``).
 
 A plan made elsewhere (``apply_plan``) goes through the same checks and swaps,
-and is refused with ``StalePlanError`` when it no longer fits the log.
+and is refused with ``StalePlanError`` when it no longer fits the log; as
+offsets never change, the same plan fits every replica of the partition,
+which cleans with it as far as its own log allows (``plan.py``).
 
 Replicas: every replica runs its own cleaner over its own log with the same
 rules, as Kafka's do; followers keep copying the leader's batches.
@@ -38,7 +40,7 @@ from broker_core.storage.cleaner.cleaner_manager import (
     planned_by_broker,
 )
 from broker_core.storage.cleaner.offset_map import OffsetMap
-from broker_core.storage.cleaner.plan import CleanPlan, LogBounds, SegmentSnapshot, StalePlanError, check_plan
+from broker_core.storage.cleaner.plan import CleanPlan, LogBounds, SegmentSnapshot, StalePlanError, applied_end
 from broker_core.storage.cleaner.planner import plan_cleaning
 from broker_core.storage.cleaner.segment_cleaner import (
     CleanerStats,
@@ -104,6 +106,7 @@ class CleanJob:
 class CleanResult:
     tp: TopicPartition
     plan: CleanPlan
+    clean_end: int  # the log is clean up to here now: the plan's end, or as far as the log could be cleaned
     stats: CleanerStats = field(default_factory=CleanerStats)
 
 
@@ -197,13 +200,17 @@ class LogCleaner:
             self._owner(lambda: self._in_progress.discard(job.tp))
 
     def _apply(self, job: CleanJob, plan: CleanPlan) -> CleanResult:
-        self._owner(lambda: check_plan(plan, self._bounds(job.tp, job.log, self._high_watermark(job.tp))))
-        result = CleanResult(job.tp, plan)
+        end = self._owner(lambda: applied_end(
+            plan, self._bounds(job.tp, job.log, self._high_watermark(job.tp)),
+            job.cleanable.first_uncleanable_offset,
+        ))
+        result = CleanResult(job.tp, plan, end)
         rules = CleaningRules(
-            plan.latest_offsets, job.aborted, job.producer_last_offsets, self._clock(), job.config.delete_retention_ms
+            plan.latest_offsets, job.aborted, job.producer_last_offsets, self._clock(), job.config.delete_retention_ms,
+            clean_end=end,
         )
         markers = TxnMarkerTracker()
-        in_range = [s for s in job.segments if s.end_offset <= plan.dirty_end]
+        in_range = [s for s in job.segments if s.base_offset < end]
         local = job.log.local_log
         for group in group_segments(in_range, job.config.segment_bytes):
             self._check_running()
@@ -214,11 +221,11 @@ class LogCleaner:
             self._on_io(cleaned.stats.bytes_written)
             self._owner(lambda: local.replace_segments(cleaned))
             result.stats.add(cleaned.stats)
-        self._owner(lambda: self._record_checkpoint(job, plan.dirty_end))
+        self._owner(lambda: self._record_checkpoint(job, end))
         self.stats.add(result.stats)
         self.passes += 1
         _log.info(
-            "cleaned %s up to %d: %d of %d records kept, %d -> %d bytes", job.tp, plan.dirty_end,
+            "cleaned %s up to %d: %d of %d records kept, %d -> %d bytes", job.tp, end,
             result.stats.records_kept, result.stats.records_read, result.stats.bytes_read, result.stats.bytes_written,
         )
         return result
@@ -307,7 +314,6 @@ class LogCleaner:
         return LogBounds(
             local.log_start_offset, self._checkpoints.get(local.directory.parent, tp),
             local.active_segment.base_offset, log.first_unstable_offset(), high_watermark,
-            tuple(s.base_offset for s in local.segments),
         )
 
     def _high_watermark(self, tp: TopicPartition) -> int:

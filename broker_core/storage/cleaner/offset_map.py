@@ -68,12 +68,24 @@ class OffsetMap:
             self.latest_offset = offset
         return previous
 
-    def restore(self, key: bytes, previous: int | None) -> None:
-        """Undo a ``put`` (the planner rolls back a segment that did not fit)."""
-        if previous is None:
-            self._offsets.pop(key, None)
-        else:
-            self._offsets[key] = previous
+    def put_latest(self, latest: dict[bytes, int]) -> bool:
+        """Record a segment's keys at once (``latest``: each key's latest offset there, all later than the
+        map's); False, and the map unchanged, when its new keys do not fit."""
+        offsets = self._offsets
+        new_keys = len(latest) - sum(1 for key in latest if key in offsets)
+        if len(offsets) + new_keys > self.capacity:
+            return False
+        offsets.update(latest)
+        if latest:
+            self.latest_offset = max(self.latest_offset, max(latest.values()))
+        return True
+
+    def latest_of(self, keys: list[bytes | None]) -> list[int]:
+        """``get`` of each key (-1 for None), for a batch's records at once."""
+        if type(self).get is OffsetMap.get:
+            get = self._offsets.get
+            return [get(key, -1) for key in keys]  # type: ignore[arg-type]
+        return [-1 if key is None else self.get(key) for key in keys]
 
     def get(self, key: bytes) -> int:
         """The latest offset of ``key``, or -1 when the map does not hold it."""

@@ -1,13 +1,28 @@
 """What one cleaning of one partition covers, and when such a plan is stale.
 
 A plan names the partition, its dirty range (``dirty_start``: how far the log
-was clean, ``dirty_end``: a segment base offset the cleaning stops before)
-and, for every key seen in that range, the offset of its latest record. The
-broker's planner makes plans itself (``planner.py``); a plan made outside the
-broker (a batch job that computed latest offsets with Spark) has the same
-form and is checked against the log before it is applied: a plan that no
-longer fits the log is refused with ``StalePlanError`` and a reason, and the
-planner plans again.
+was clean, ``dirty_end``: the offset the cleaning stops before) and, for
+every key seen in that range, the offset of its latest record. The broker's
+planner makes plans itself (``planner.py``); a plan made outside the broker
+(a batch job that computed latest offsets with Spark) has the same form and
+is checked against the log before it is applied: a plan that no longer fits
+the log is refused with ``StalePlanError`` and a reason, and the planner
+plans again.
+
+Offsets never change, so one plan fits every replica of the partition, each
+with its own segment boundaries, cleaner checkpoint and high watermark. A
+replica takes a plan that
+
+- starts at or before its first dirty offset (a plan covering part of the
+  clean range as well is still exact for the dirty part: the latest record
+  of a key in the plan's range is its latest in any range ending there),
+- ends past its first dirty offset, at or below its high watermark and
+  first open transaction (it holds every record the plan names),
+
+and cleans with it up to the plan's end or as far as it may clean now
+(``first_uncleanable_offset``: its active segment, ``min.compaction.lag.ms``),
+whichever comes first. An end inside a rolled segment is fine: the batches
+of that segment from the end on are kept as they are.
 
 Segments are described by ``SegmentSnapshot``: what the request thread saw
 of a rolled segment when the cleaning started.
@@ -17,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Mapping
 
 from broker_core.storage.cleaner.offset_map import OffsetMap
 from broker_core.storage.errors import StorageError
@@ -30,7 +45,7 @@ class StalePlanError(StorageError):
     """A plan no longer fits the log it was made for; ``reason`` says why."""
 
     def __init__(self, tp: TopicPartition | None, reason: str) -> None:
-        super().__init__(f"stale compaction plan for {tp}: {reason}")
+        super().__init__(f"stale compaction plan for {tp}: {reason}" if tp else f"stale compaction plan: {reason}")
         self.reason = reason
 
 
@@ -84,7 +99,6 @@ class LogBounds:
     active_base_offset: int
     first_unstable_offset: int | None
     high_watermark: int
-    segment_bases: Sequence[int]
 
     @property
     def first_dirty_offset(self) -> int:
@@ -101,7 +115,7 @@ class LogBounds:
 
 
 def check_plan(plan: CleanPlan, bounds: LogBounds) -> None:
-    """Raise ``StalePlanError`` unless ``plan`` can be applied to a log with ``bounds``."""
+    """Raise ``StalePlanError`` unless ``plan`` can be applied to a log with ``bounds`` (module docstring)."""
     tp = plan.topic_partition
     if plan.dirty_end < plan.dirty_start:
         raise StalePlanError(tp, f"the dirty range ends at {plan.dirty_end}, before its start {plan.dirty_start}")
@@ -110,18 +124,30 @@ def check_plan(plan: CleanPlan, bounds: LogBounds) -> None:
             tp, f"retention moved the log start offset to {bounds.log_start_offset}, past the plan's start "
             f"{plan.dirty_start}"
         )
-    if plan.dirty_start != bounds.first_dirty_offset:
+    first_dirty = bounds.first_dirty_offset
+    if plan.dirty_start > first_dirty:
         raise StalePlanError(
             tp, f"the log is clean up to {bounds.clean_up_to} now; the plan starts at {plan.dirty_start}"
         )
-    if plan.dirty_end > bounds.active_base_offset:
+    if plan.dirty_end <= first_dirty:
         raise StalePlanError(
-            tp, f"the plan reaches {plan.dirty_end}, into the active segment (from {bounds.active_base_offset})"
+            tp, f"the log is clean up to {first_dirty} now; the plan ends at {plan.dirty_end}, adding nothing"
         )
     if plan.dirty_end > bounds.stable_end:
         raise StalePlanError(
             tp, f"the plan reaches {plan.dirty_end}, past the high watermark or an open transaction "
             f"(stable up to {bounds.stable_end})"
         )
-    if plan.dirty_end != bounds.active_base_offset and plan.dirty_end not in bounds.segment_bases:
-        raise StalePlanError(tp, f"the plan ends at {plan.dirty_end}, which is not a segment boundary")
+
+
+def applied_end(plan: CleanPlan, bounds: LogBounds, first_uncleanable_offset: int) -> int:
+    """Where cleaning with ``plan`` stops on a log with ``bounds``: the plan's end or as far as the log may be
+    cleaned now, whichever comes first. Raises ``StalePlanError`` when that adds nothing."""
+    check_plan(plan, bounds)
+    end = min(plan.dirty_end, first_uncleanable_offset, bounds.active_base_offset)
+    if end <= bounds.first_dirty_offset:
+        raise StalePlanError(
+            plan.topic_partition, f"the log may be cleaned only up to {end} now (active segment, high watermark, "
+            f"open transaction or min.compaction.lag.ms) and is clean up to {bounds.first_dirty_offset}"
+        )
+    return end

@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 
 from broker_core.storage.cleaner.offset_map import OffsetMap
 from broker_core.storage.cleaner.plan import CleanerError, CleanPlan, SegmentSnapshot
-from broker_core.storage.cleaner.record_scan import batch_records_section, scan_records
+from broker_core.storage.cleaner.record_scan import batch_records_section, scan_keys
 from broker_core.storage.cleaner.segment_reader import read_batches
 from broker_core.storage.cleaner.transactions import AbortedTransactions
 from broker_core.storage.files import TopicPartition
@@ -53,18 +53,13 @@ def _map_segment(
     on_read: Callable[[int], None] | None,
 ) -> bool:
     """Add the segment's keys; False (and the map as before) when they do not fit."""
-    undo: list[tuple[bytes, int | None]] = []
-    try:
-        for header, batch in read_batches(segment.path, segment.size, on_read=on_read):
-            if header.is_control or header.last_offset < start:
-                continue
-            if header.is_transactional and aborted.contains(header.producer_id, header.base_offset):
-                continue
-            for record in scan_records(batch_records_section(batch, header), header):
-                if record.key is not None and record.offset >= start:
-                    undo.append((record.key, offset_map.put(record.key, record.offset)))
-    except OverflowError:
-        for key, previous in reversed(undo):
-            offset_map.restore(key, previous)
-        return False
-    return True
+    latest: dict[bytes, int] = {}
+    for header, batch in read_batches(segment.path, segment.size, on_read=on_read):
+        if header.is_control or header.last_offset < start:
+            continue
+        if header.is_transactional and aborted.contains(header.producer_id, header.base_offset):
+            continue
+        scan_keys(batch_records_section(batch, header), header, latest, start)
+        if len(latest) > offset_map.capacity:
+            return False
+    return offset_map.put_latest(latest)

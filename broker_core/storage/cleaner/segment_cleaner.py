@@ -16,7 +16,10 @@ What is kept (Kafka's ``LogCleaner`` rules), record by record in offset order:
   producer the log still tracks, which keeps its header (an empty batch) so
   the producer's epoch and sequence stay known after a reload.
 
-Kept batches keep their offsets and headers (``batch_rewrite``). The result is
+Kept batches keep their offsets and headers (``batch_rewrite``). A plan
+may end inside the group's last segment (a replica whose segments end
+elsewhere than the planner's): the batches from that end on are copied as
+they are. The result is
 built as a real segment (offset and time indexes, aborted-transaction index
 of the markers kept) in a scratch directory, fsynced, and moved next to the
 log as ``.cleaned`` files; ``swap`` puts it in place. Runs on a cleaner thread:
@@ -33,7 +36,7 @@ from typing import Callable, Mapping, Sequence
 
 from broker_core.storage.cleaner.batch_rewrite import has_delete_horizon, rewrite_batch
 from broker_core.storage.cleaner.offset_map import OffsetMap
-from broker_core.storage.cleaner.plan import SegmentSnapshot
+from broker_core.storage.cleaner.plan import SegmentSnapshot, StalePlanError
 from broker_core.storage.cleaner.record_scan import batch_records_section, scan_records
 from broker_core.storage.cleaner.segment_reader import read_batches
 from broker_core.storage.cleaner.transactions import AbortedTransactions, TxnMarkerTracker
@@ -73,6 +76,7 @@ class CleaningRules:
     producer_last_offsets: Mapping[int, int]
     now_ms: int
     delete_retention_ms: int
+    clean_end: int | None = None  # batches from here on are kept as they are (None: the whole group is cleaned)
 
     @property
     def new_delete_horizon_ms(self) -> int:
@@ -166,7 +170,7 @@ def clean_group(
         for source in group:
             for header, batch in read_batches(source.path, source.size, on_read=on_read):
                 stats.bytes_read += len(batch)
-                out = _filter_batch(header, batch, rules, markers, stats)
+                out = _beyond_plan(header, batch, rules) or _filter_batch(header, batch, rules, markers, stats)
                 if out is not None:
                     writer.add(out)
                     if header.is_control:
@@ -198,6 +202,17 @@ def _move_beside_log(
     return CleanedSegment(directory, base, end, group, stats)
 
 
+def _beyond_plan(header: BatchHeader, batch: bytes, rules: CleaningRules) -> bytes | None:
+    """The batch as it is when it lies past the plan's end (a replica whose segment holds the end); else None."""
+    end = rules.clean_end
+    if end is None or header.last_offset < end:
+        return None
+    if header.base_offset < end:
+        raise StalePlanError(None, f"the plan ends at {end}, inside the batch of offsets "
+                             f"{header.base_offset}..{header.last_offset}")
+    return batch
+
+
 def _filter_batch(
     header: BatchHeader, batch: bytes, rules: CleaningRules, markers: TxnMarkerTracker, stats: CleanerStats
 ) -> bytes | None:
@@ -211,12 +226,12 @@ def _filter_batch(
     keeps_tombstone = False
     kept = []
     if not (header.is_transactional and rules.aborted.contains(header.producer_id, header.base_offset)):
-        offset_map = rules.offset_map
-        for record in scan_records(section, header):
-            key = record.key
-            if key is None:
+        records = scan_records(section, header)
+        latest = rules.offset_map.latest_of([record.key for record in records])
+        for record, newest in zip(records, latest):
+            if record.key is None:
                 stats.keyless_removed += 1
-            elif offset_map.get(key) > record.offset:
+            elif newest > record.offset:
                 pass
             elif record.is_tombstone and horizon_passed:
                 stats.tombstones_removed += 1

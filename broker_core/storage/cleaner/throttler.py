@@ -9,12 +9,15 @@ cleaner threads (thread-safe).
 
 ``InterpreterShare`` is what a Python broker needs besides: the cleaner's
 threads run Python code under the same interpreter lock as the request
-thread. After each batch a cleaner thread lets go of the lock; when the
-process spent CPU time meanwhile (another of its threads ran: other
-processes taking the core do not count), the request thread was busy, and
-the cleaner sleeps long enough to use at most ``busy_share`` of the
-interpreter's time while it stays busy. With the broker idle the cleaner
-runs at full speed.
+thread. After each batch a cleaner thread looks at how much CPU time the
+process's other threads spent since its last look (the process's CPU time
+less its own; other processes taking the core do not count). When they
+spent a fair share of what it spent itself, the request thread was busy
+(the interpreter hands the lock to a waiting thread every switch interval),
+and the cleaner sleeps long enough to use at most ``busy_share`` of the
+interpreter's time while it stays busy.
+With the broker idle the cleaner runs at full speed, without giving up the
+core to other processes on each batch.
 
 Clocks and sleep are injected.
 """
@@ -64,8 +67,11 @@ class Throttler:
         return 0.0
 
 
-# The process spending this much CPU while a cleaner thread let go means another of its threads had work.
+# While a cleaner thread worked, the process's other threads spent at least this much CPU time, and at least this
+# share of the cleaner's own: the request thread had work (a busy one takes the interpreter about half the time;
+# the broker's background threads, idle, take far less).
 _CONTENDED_S = 0.0005
+_CONTENDED_SHARE = 0.25
 
 
 class InterpreterShare:
@@ -73,29 +79,38 @@ class InterpreterShare:
 
     def __init__(
         self,
-        busy_share: float = 0.2,
+        busy_share: float = 0.1,
         *,
-        clock: Callable[[], float] = time.perf_counter,
         cpu_clock: Callable[[], float] = time.process_time,
+        thread_clock: Callable[[], float] = time.thread_time,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if not 0 < busy_share <= 1:
             raise ValueError(f"busy_share must be in (0, 1], not {busy_share}")
         self._backoff = (1 - busy_share) / busy_share
-        self._clock = clock
         self._cpu_clock = cpu_clock
+        self._thread_clock = thread_clock
         self._sleep = sleep
-        self._resumed = clock()
+        self._own_cpu, self._others_cpu = self._cpu_times()
+
+    def _cpu_times(self) -> tuple[float, float]:
+        """CPU time spent by this thread, and by the process's other threads."""
+        own = self._thread_clock()
+        return own, self._cpu_clock() - own
 
     def pause(self) -> float:
-        """Let other threads run; return the seconds slept beyond that."""
-        let_go, cpu_before = self._clock(), self._cpu_clock()
-        worked = let_go - self._resumed
-        self._sleep(0)
-        others_ran = self._cpu_clock() - cpu_before
+        """Sleep when the process's other threads were busy since the last pause; return the seconds slept.
+
+        The sleep lasts ``1 / busy_share - 1`` times the CPU time the thread
+        spent since: its share of the interpreter, whatever the machine's load
+        does to wall time."""
+        own, others = self._cpu_times()
+        worked, others_ran = own - self._own_cpu, others - self._others_cpu
         slept = 0.0
-        if others_ran > _CONTENDED_S:
+        if others_ran > _CONTENDED_S and others_ran > worked * _CONTENDED_SHARE:
             slept = worked * self._backoff
             self._sleep(slept)
-        self._resumed = self._clock()
+        # What the other threads do while this one sleeps counts at the next pause: a request thread kept
+        # from the interpreter while this one works spends nothing then, but it does while this one sleeps.
+        self._own_cpu, self._others_cpu = own, others
         return slept

@@ -15,6 +15,11 @@ A plan the leader refuses raises :class:`KafkaError`: OFFSET_OUT_OF_RANGE
 (stale: the log moved on), FENCED_LEADER_EPOCH / NOT_LEADER_OR_FOLLOWER
 (leadership changed), REQUEST_TIMED_OUT (still being applied); the caller
 describes the partition again and plans anew.
+
+Every replica takes plans, not only the leader (each cleans its own log):
+``describe_replicas`` asks each replica how far its log is clean and
+``apply_to_replicas`` sends one plan to several replicas at once, chunk by
+chunk, and reports each replica's outcome or refusal.
 """
 
 from __future__ import annotations
@@ -23,9 +28,10 @@ import itertools
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence, Union
 
 from spate.client.admin.admin_config import AdminConfig
+from spate.client.errors import ClientError, KafkaTimeoutError
 from spate.client.net.network_client import NetworkClient
 from spate.protocol import ApiKey, ErrorCode, KafkaError
 from spate.protocol.messages.clean_plan import DESCRIBE_ONLY, ENTRY_SIZE, CleanPlanRequest
@@ -51,10 +57,19 @@ class LogCleaningState:
     dirty_bytes: int
     due: bool
     planner: str
+    replica: int = -1  # the broker whose log this describes (-1: the leader's)
+
+    @property
+    def node(self) -> int:
+        """The broker that described this log, to which a plan for it goes."""
+        return self.replica if self.replica >= 0 else self.leader
 
     @property
     def cleanable(self) -> bool:
         return 0 <= self.first_dirty_offset < self.clean_end_offset
+
+
+ReplicaOutcome = Union["PlanOutcome", KafkaError]
 
 
 @dataclass(frozen=True)
@@ -89,49 +104,128 @@ class CleanPlanClient:
             _, response = self._network.request(node, ApiKey.SPATE_CLEAN_PLAN, body, deadline=deadline)
             for tp, answer in _answers(response):
                 _raise_for(tp, answer, "describe")
-                states[tp] = _state(tp, node, answer)
+                states[tp] = _state(tp, node, answer, node)
         return states
+
+    def describe_replicas(
+        self, partitions: Iterable[TopicPartition]
+    ) -> dict[TopicPartition, dict[int, LogCleaningState | KafkaError]]:
+        """Each partition's log as each of its replicas sees it (a replica that cannot answer: its error)."""
+        wanted = list(partitions)
+        deadline = time.monotonic() + self._timeout
+        snapshot = self._network.fetch_metadata({tp.topic for tp in wanted}, deadline=deadline)
+        by_node: dict[int, list[TopicPartition]] = {}
+        found: dict[TopicPartition, dict[int, LogCleaningState | KafkaError]] = {tp: {} for tp in wanted}
+        for tp in wanted:
+            topic = snapshot.topics.get(tp.topic)
+            if topic is None or tp.partition >= len(topic.partitions):
+                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"unknown partition {tp}")
+            for node in topic.partitions[tp.partition].replicas:
+                by_node.setdefault(node, []).append(tp)
+        for node, tps in by_node.items():
+            body = _Req(timeout_ms=0, topics=[
+                _Req.CleanPlanTopic(name=topic, partitions=parts)
+                for topic, parts in group_by_topic(tps, value=lambda tp: _describe_only(tp.partition)).items()
+            ])
+            try:
+                _, response = self._network.request(node, ApiKey.SPATE_CLEAN_PLAN, body, deadline=deadline)
+            except (ClientError, KafkaError) as exc:
+                for tp in tps:
+                    found[tp][node] = _as_kafka_error(exc, f"broker {node} did not describe {tp}")
+                continue
+            for tp, answer in _answers(response):
+                try:
+                    _raise_for(tp, answer, "describe")
+                except KafkaError as exc:
+                    found[tp][node] = exc
+                    continue
+                found[tp][node] = _state(tp, snapshot.leader(tp.topic, tp.partition), answer, node)
+        return found
 
     def apply(
         self,
         state: LogCleaningState,
         entries: Mapping[bytes, int] | Iterable[tuple[bytes, int]],
         *,
+        dirty_start: int | None = None,
         dirty_end: int | None = None,
         chunk_entries: int = DEFAULT_CHUNK_ENTRIES,
         timeout_ms: int = DEFAULT_APPLY_TIMEOUT_MS,
     ) -> PlanOutcome:
-        """Send the plan for ``[state.first_dirty_offset, dirty_end)`` (default ``state.clean_end_offset``)
-        to the leader ``state`` names, chunk by chunk as ``entries`` yields them; wait until it is applied."""
-        tp, end = state.tp, state.clean_end_offset if dirty_end is None else dirty_end
+        """Send the plan for ``[dirty_start, dirty_end)`` (default ``state.first_dirty_offset`` and
+        ``state.clean_end_offset``) to the broker ``state`` describes, chunk by chunk as ``entries`` yields
+        them; wait until it is applied. Raises KafkaError when it is refused."""
+        outcome = self.apply_to_replicas([state], entries, dirty_start=dirty_start, dirty_end=dirty_end,
+                                         chunk_entries=chunk_entries, timeout_ms=timeout_ms)[state.node]
+        if isinstance(outcome, KafkaError):
+            raise outcome
+        return outcome
+
+    def apply_to_replicas(
+        self,
+        states: Sequence[LogCleaningState],
+        entries: Mapping[bytes, int] | Iterable[tuple[bytes, int]],
+        *,
+        dirty_start: int | None = None,
+        dirty_end: int | None = None,
+        chunk_entries: int = DEFAULT_CHUNK_ENTRIES,
+        timeout_ms: int = DEFAULT_APPLY_TIMEOUT_MS,
+    ) -> dict[int, ReplicaOutcome]:
+        """Send one plan to the replicas ``states`` describe (one per broker, the same partition), each chunk
+        to all of them; the last one makes them apply it, side by side. Each replica's outcome, or its
+        refusal as a KafkaError (a replica that refused a chunk gets no more)."""
+        if not states:
+            return {}
+        first = states[0]
+        start = first.first_dirty_offset if dirty_start is None else dirty_start
+        end = first.clean_end_offset if dirty_end is None else dirty_end
         plan_id = uuid.uuid4().hex
         pairs = iter(entries.items() if isinstance(entries, Mapping) else entries)
         piece = pack_entries(itertools.islice(pairs, max(1, chunk_entries)))
+        outcomes: dict[int, ReplicaOutcome] = {}
         number = 0
         while True:
             following = pack_entries(itertools.islice(pairs, max(1, chunk_entries))) if piece else b""
             last = not following
-            answer = self._send_chunk(state, plan_id, number, last, end, piece, timeout_ms if last else 0)
-            if last:
-                return PlanOutcome(_state(tp, state.leader, answer), answer.records_read, answer.records_kept,
-                                   answer.bytes_read, answer.bytes_written)
+            chunk = _Chunk(plan_id, number, last, start, end, piece)
+            sent = [(state, self._send_chunk(state, chunk, timeout_ms if last else 0))
+                    for state in states if state.node not in outcomes]
+            for state, request in sent:
+                outcome = self._answer_of(state, request)
+                if isinstance(outcome, KafkaError) or last:
+                    outcomes[state.node] = outcome
+            if last or len(outcomes) == len(states):
+                return outcomes
             piece, number = following, number + 1
 
-    def _send_chunk(self, state: LogCleaningState, plan_id: str, number: int, last: bool, end: int, piece: bytes,
-                    wait_ms: int) -> Any:
+    def _send_chunk(self, state: LogCleaningState, chunk: _Chunk, wait_ms: int) -> Any:
         tp = state.tp
         part = _Req.CleanPlanPartition(
-            partition_index=tp.partition, current_leader_epoch=state.leader_epoch, plan_id=plan_id, chunk=number,
-            last_chunk=last, dirty_start=state.first_dirty_offset, dirty_end=end, entries=piece,
+            partition_index=tp.partition, current_leader_epoch=state.leader_epoch, plan_id=chunk.plan_id,
+            chunk=chunk.number, last_chunk=chunk.last, dirty_start=chunk.start, dirty_end=chunk.end,
+            entries=chunk.entries,
         )
         body = _Req(timeout_ms=wait_ms, topics=[_Req.CleanPlanTopic(name=tp.topic, partitions=[part])])
-        request = self._network.send(state.leader, ApiKey.SPATE_CLEAN_PLAN, body,
-                                     timeout=self._timeout + wait_ms / 1000)
-        while not request.done:
-            self._network.poll(max(0.0, request.deadline - time.monotonic()))
-        (_, answer), = _answers(request.result())
-        _raise_for(tp, answer, "apply a compaction plan to")
-        return answer
+        try:
+            return self._network.send(state.node, ApiKey.SPATE_CLEAN_PLAN, body, timeout=self._timeout + wait_ms / 1000)
+        except (ClientError, KafkaError) as exc:
+            return _as_kafka_error(exc, f"cannot send a compaction plan for {tp} to broker {state.node}")
+
+    def _answer_of(self, state: LogCleaningState, request: Any) -> ReplicaOutcome:
+        if isinstance(request, KafkaError):
+            return request
+        tp = state.tp
+        try:
+            while not request.done:
+                self._network.poll(max(0.0, request.deadline - time.monotonic()))
+            (_, answer), = _answers(request.result())
+            _raise_for(tp, answer, "apply a compaction plan to")
+        except KafkaError as exc:
+            return exc
+        except ClientError as exc:
+            return _as_kafka_error(exc, f"broker {state.node} did not answer the compaction plan for {tp}")
+        return PlanOutcome(_state(tp, state.leader, answer, state.node), answer.records_read, answer.records_kept,
+                           answer.bytes_read, answer.bytes_written)
 
     def close(self) -> None:
         self._network.close()
@@ -141,6 +235,23 @@ class CleanPlanClient:
 
     def __exit__(self, *exc_info: Any) -> None:
         self.close()
+
+
+@dataclass(frozen=True)
+class _Chunk:
+    plan_id: str
+    number: int
+    last: bool
+    start: int
+    end: int
+    entries: bytes
+
+
+def _as_kafka_error(exc: Exception, what: str) -> KafkaError:
+    if isinstance(exc, KafkaError):
+        return exc
+    code = ErrorCode.REQUEST_TIMED_OUT if isinstance(exc, KafkaTimeoutError) else ErrorCode.NETWORK_EXCEPTION
+    return KafkaError(code, f"{what}: {exc}")
 
 
 def pack_entries(entries: Mapping[bytes, int] | Iterable[tuple[bytes, int]]) -> bytes:
@@ -169,6 +280,6 @@ def _raise_for(tp: TopicPartition, answer: Any, what: str) -> None:
         raise KafkaError(answer.error_code, f"cannot {what} {tp}: {answer.error_message or 'no reason given'}")
 
 
-def _state(tp: TopicPartition, leader: int, a: Any) -> LogCleaningState:
+def _state(tp: TopicPartition, leader: int, a: Any, replica: int = -1) -> LogCleaningState:
     return LogCleaningState(tp, leader, a.leader_epoch, a.log_start_offset, a.high_watermark, a.first_dirty_offset,
-                            a.clean_end_offset, a.size_bytes, a.dirty_bytes, a.due, a.planner)
+                            a.clean_end_offset, a.size_bytes, a.dirty_bytes, a.due, a.planner, replica)

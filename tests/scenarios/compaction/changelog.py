@@ -1,7 +1,14 @@
-"""A changelog topic for the compaction scenarios: writing it, reading it whole, and what compaction must keep."""
+"""A changelog topic for the compaction scenarios: writing it, reading it whole, and what compaction must keep.
+
+The suite runs the issue's volumes at a tenth (100,000 changelog records over
+1,000 keys; 10,000 offset commits over 20 groups); ``SPATE_COMPACTION_FULL_SIZE=1``
+runs them in full (1,000,000 records over 10,000 keys; 100,000 commits over
+100 groups), with time limits to match.
+"""
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from dataclasses import dataclass, field
@@ -14,6 +21,14 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from spate.records import iter_batches, iter_records
 
 Entry = tuple[int, bytes, bytes | None]  # offset, key, value (None: tombstone)
+
+FULL_SIZE = os.environ.get("SPATE_COMPACTION_FULL_SIZE", "") not in ("", "0")
+SCALE = 10 if FULL_SIZE else 1  # how many times the suite's volumes the full-size variant writes
+
+
+def scaled_timeout(seconds: float) -> float:
+    """A time limit for the suite's volume, stretched for the full-size variant."""
+    return seconds * SCALE
 
 
 def create_compacted_topic(bootstrap: str, name: str, **configs: str) -> None:
@@ -67,10 +82,17 @@ def write_changelog(
     for i in range(records):
         key = f"{key_prefix}-{rng.randrange(keys):05d}".encode()
         value = None if rng.random() < delete_share else (f"{i}:".encode() + b"x" * value_size)
-        producer.produce(topic, key=key, value=value, partition=0, on_delivery=delivered)
+        for _ in range(600):  # the client's queue holds 100,000 records: wait for deliveries when it is full
+            try:
+                producer.produce(topic, key=key, value=value, partition=0, on_delivery=delivered)
+                break
+            except BufferError:
+                producer.poll(0.1)
+        else:
+            raise AssertionError(f"the producer's queue stayed full for a minute at record {i}")
         if i % 5000 == 4999:
             producer.poll(0)
-    if producer.flush(60):
+    if producer.flush(60 * SCALE):
         raise AssertionError("records left undelivered")
     if failures:
         raise AssertionError(f"produce failed: {failures[:3]}")
@@ -88,7 +110,7 @@ def read_all(bootstrap: str, topic: str, *, isolation: str = "read_uncommitted",
         _, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
         consumer.assign([TopicPartition(topic, 0, -2)])
         found: list[Entry] = []
-        deadline = time.monotonic() + timeout_s
+        deadline = time.monotonic() + timeout_s * SCALE
         while time.monotonic() < deadline:
             msg = consumer.poll(1.0)
             if msg is None:

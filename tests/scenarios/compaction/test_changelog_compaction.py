@@ -11,16 +11,18 @@ from confluent_kafka import Consumer, TopicPartition
 
 from spate.records import iter_batches
 from tests.scenarios.compaction.changelog import (
+    SCALE,
     create_compacted_topic,
     partition_dir,
     read_all,
     records_on_disk,
+    scaled_timeout,
     wait_until,
     write_changelog,
 )
 from tests.support.broker_process import BrokerProcess
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(scaled_timeout(240))]
 
 CLEANER = {"log.cleaner.backoff.ms": "200", "log.cleaner.delete.retention.ms": "1000"}
 
@@ -59,11 +61,12 @@ def test_a_compacted_changelog_reads_back_as_the_latest_value_of_each_live_key(t
     try:
         topic = "changelog"
         create_compacted_topic(broker.bootstrap, topic, **{"segment.bytes": "262144", "delete.retention.ms": "1000"})
-        log = write_changelog(broker.bootstrap, topic, records=100_000, keys=1_000, delete_share=0.05)
+        log = write_changelog(broker.bootstrap, topic, records=100_000 * SCALE, keys=1_000 * SCALE,
+                              delete_share=0.05)
         directory = partition_dir(broker.log_dir, topic)
         before = records_on_disk(directory)
-        wait_until(lambda: cleaner_checkpoint(broker.log_dir, topic) >= active_base(directory), 120,
-                   "the cleaner to reach the active segment")
+        wait_until(lambda: cleaner_checkpoint(broker.log_dir, topic) >= active_base(directory),
+                   scaled_timeout(120), "the cleaner to reach the active segment")
         # Other keys roll the last changelog segment into a cleaning, which stamps its tombstones' delete
         # horizon; a cleaning delete.retention.ms later removes every tombstone.
         fillers = []

@@ -10,15 +10,22 @@ from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from spate.records import iter_batches
-from tests.scenarios.compaction.changelog import partition_dir, records_on_disk, wait_until
+from tests.scenarios.compaction.changelog import (
+    FULL_SIZE,
+    partition_dir,
+    records_on_disk,
+    scaled_timeout,
+    wait_until,
+)
 from tests.scenarios.compaction.test_changelog_compaction import active_base, cleaner_checkpoint
 from tests.support.broker_process import BrokerProcess
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(scaled_timeout(240))]
 
-GROUPS = 20
+# 10,000 commits over 20 groups in the suite; the 100,000 over 100 groups with SPATE_COMPACTION_FULL_SIZE=1.
+GROUPS = 100 if FULL_SIZE else 20
 PARTITIONS = 5
-COMMITS = 100
+COMMITS = 200 if FULL_SIZE else 100  # per group and partition
 OFFSETS_TOPIC = "__consumer_offsets"
 
 
@@ -56,8 +63,8 @@ def test_consumer_offsets_shrink_to_one_record_per_group_partition_and_survive_a
         # A last round of commits by other groups rolls the segment holding the commits above.
         for g in range(3):
             commit_many(broker.bootstrap, topic, f"tail-{g}", 60)
-        wait_until(lambda: cleaner_checkpoint(broker.log_dir, OFFSETS_TOPIC) >= active_base(directory), 90,
-                   "the cleaner to compact __consumer_offsets")
+        wait_until(lambda: cleaner_checkpoint(broker.log_dir, OFFSETS_TOPIC) >= active_base(directory),
+                   scaled_timeout(90), "the cleaner to compact __consumer_offsets")
         written = GROUPS * PARTITIONS * COMMITS
         cleaned = records_below(directory, active_base(directory))
         assert records_on_disk(directory) > cleaned  # the active segment is never cleaned

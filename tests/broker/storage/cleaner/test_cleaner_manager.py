@@ -25,7 +25,7 @@ def segments(*bases: int, size: int = 100, ts: int = 10) -> list[SegmentInfo]:
 
 
 def bounds(clean_up_to: int = 0, active: int = 400, hw: int = 10_000, unstable: int | None = None) -> LogBounds:
-    return LogBounds(0, clean_up_to, active, unstable, hw, (0, 100, 200, 300, 400))
+    return LogBounds(0, clean_up_to, active, unstable, hw)
 
 
 def test_the_dirty_part_runs_from_the_checkpoint_to_the_active_segment():

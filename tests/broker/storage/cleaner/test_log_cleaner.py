@@ -135,13 +135,47 @@ def test_only_rolled_segments_below_the_high_watermark_are_cleaned(log_dir: Path
 
 def test_a_plan_made_elsewhere_is_applied_or_refused_when_stale(log_dir: Path, clock: FakeClock):
     log = open_log(log_dir, clock)
-    fill(log, rounds=3, keys=2)
+    fill(log, rounds=3, keys=2)  # batches 0..1, 2..3, 4..5, a segment each
     cleaner = cleaner_for(log, clock)
-    with pytest.raises(StalePlanError, match="not a segment boundary"):
+    with pytest.raises(StalePlanError, match="inside the batch of offsets 2..3"):
         cleaner.apply_plan(CleanPlan.from_mapping(TP, 0, 3, {b"k0": 2, b"k1": 1}, origin="spark"))
     result = cleaner.apply_plan(CleanPlan.from_mapping(TP, 0, 4, {b"k0": 2, b"k1": 3}, origin="spark"))
-    assert (result.stats.records_read, result.stats.records_kept) == (4, 2)
+    assert (result.stats.records_read, result.stats.records_kept, result.clean_end) == (4, 2, 4)
     assert [offset for offset, _, _ in contents(log)] == [2, 3, 4, 5]
+
+
+def test_a_plan_ending_inside_a_segment_leaves_the_batches_from_its_end_as_they_were(
+    log_dir: Path, clock: FakeClock
+):
+    # A follower's segments end elsewhere than the leader's: the leader's plan ends inside one of them.
+    log = open_log(log_dir, clock)
+    append(log, [("a", "1"), ("b", "1")])
+    append(log, [("a", "2"), ("b", None)])
+    append(log, [("a", "3"), ("c", None)])  # past the plan: a tombstone that must not be stamped yet
+    log.local_log.roll()
+    append(log, [("d", "1")])
+    past_the_plan = log.read(4, 1 << 20).read_bytes()
+
+    result = cleaner_for(log, clock).apply_plan(CleanPlan.from_mapping(TP, 0, 4, {b"a": 2, b"b": 3}, origin="spark"))
+
+    assert result.clean_end == 4
+    assert contents(log) == [(2, "a", "2"), (3, "b", None), (4, "a", "3"), (5, "c", None), (6, "d", "1")]
+    assert log.read(4, 1 << 20).read_bytes() == past_the_plan
+    assert OffsetCheckpointFile(log_dir.parent / CLEANER_OFFSET_CHECKPOINT).read() == {TP: 4}
+
+
+def test_a_plan_reaching_into_the_active_segment_cleans_the_rolled_segments_below_it(
+    log_dir: Path, clock: FakeClock
+):
+    # A follower that rolled earlier than the leader: the plan's end lies in its active segment.
+    log = open_log(log_dir, clock)
+    fill(log, rounds=2, keys=2)  # 0..1 and 2..3 rolled
+    append(log, [("k0", "late"), ("k1", "late")])  # 4..5 in the active segment
+    result = cleaner_for(log, clock).apply_plan(
+        CleanPlan.from_mapping(TP, 0, 6, {b"k0": 4, b"k1": 5}, origin="spark")
+    )
+    assert result.clean_end == 4
+    assert [offset for offset, _, _ in contents(log)] == [4, 5]
 
 
 def test_the_cleaner_threads_clean_in_the_background_and_stop_promptly(log_dir: Path, clock: FakeClock):

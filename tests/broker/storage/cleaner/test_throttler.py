@@ -38,39 +38,84 @@ def test_a_thread_under_the_rate_never_sleeps():
 
 
 class Interpreter:
-    """Clocks where letting go of the interpreter lets the process's other threads run ``others`` seconds,
-    and other processes ``elsewhere`` seconds."""
+    """Clocks where, while a cleaner thread works, the process's other threads spend ``others`` seconds of
+    CPU and other processes ``elsewhere`` seconds."""
 
     def __init__(self, others: float, elsewhere: float = 0.0) -> None:
         self.now = 0.0
-        self.cpu = 0.0
+        self.own_cpu = 0.0
+        self.others_cpu = 0.0
         self.others = others
         self.elsewhere = elsewhere
+        self.others_while_sleeping = 0.0  # the share of a sleep the other threads spend running
 
     def __call__(self) -> float:
         return self.now
 
     def cpu_time(self) -> float:
-        return self.cpu
+        return self.own_cpu + self.others_cpu
+
+    def thread_time(self) -> float:
+        return self.own_cpu
+
+    def work(self, seconds: float) -> None:
+        self.now += seconds + self.others + self.elsewhere
+        self.own_cpu += seconds
+        self.others_cpu += self.others
 
     def sleep(self, seconds: float) -> None:
-        if seconds == 0:
-            self.now += self.others + self.elsewhere
-            self.cpu += self.others
-        else:
-            self.now += seconds
+        self.now += seconds
+        self.others_cpu += self.others_while_sleeping * seconds
+
+
+def share_of(interpreter: Interpreter) -> InterpreterShare:
+    return InterpreterShare(0.2, cpu_clock=interpreter.cpu_time, thread_clock=interpreter.thread_time,
+                            sleep=interpreter.sleep)
 
 
 def test_a_cleaner_thread_takes_at_most_its_share_while_the_request_thread_is_busy():
-    interpreter = Interpreter(others=0.005)
-    share = InterpreterShare(0.2, clock=interpreter, cpu_clock=interpreter.cpu_time, sleep=interpreter.sleep)
-    interpreter.now += 0.001  # a batch's work
-    assert share.pause() == pytest.approx(0.004)
+    interpreter = Interpreter(others=0.004)
+    share = share_of(interpreter)
+    interpreter.work(0.001)  # a batch's work, while the request thread took the interpreter for 4 ms
+    assert share.pause() == pytest.approx(0.004)  # 1 ms of CPU at 20% of the interpreter: 4 ms of sleep
 
 
 def test_a_cleaner_thread_runs_at_full_speed_while_the_broker_is_idle_even_on_a_busy_machine():
     interpreter = Interpreter(others=0.0, elsewhere=0.005)
-    share = InterpreterShare(0.2, clock=interpreter, cpu_clock=interpreter.cpu_time, sleep=interpreter.sleep)
+    share = share_of(interpreter)
     for _ in range(10):
-        interpreter.now += 0.001
+        interpreter.work(0.001)
         assert share.pause() == 0.0
+    assert interpreter.now == pytest.approx(0.06)  # never slept, not even to yield
+
+
+def test_the_broker_background_threads_do_not_slow_a_cleaner_thread_down():
+    # Timers and flushes: a little CPU now and then, however long a batch takes on a loaded machine.
+    interpreter = Interpreter(others=0.0006, elsewhere=0.05)
+    share = share_of(interpreter)
+    for _ in range(10):
+        interpreter.work(0.01)
+        assert share.pause() == 0.0
+
+
+def test_a_request_thread_kept_waiting_while_the_cleaner_works_still_counts_as_busy():
+    # The request thread runs only while the cleaner sleeps (it waits for the interpreter otherwise).
+    interpreter = Interpreter(others=0.004)
+    interpreter.others_while_sleeping = 1.0
+    share = share_of(interpreter)
+    interpreter.work(0.001)
+    assert share.pause() > 0
+    interpreter.others = 0.0
+    for _ in range(5):
+        interpreter.work(0.001)
+        assert share.pause() == pytest.approx(0.004)
+
+
+def test_a_cleaner_thread_speeds_up_again_once_the_request_thread_is_idle():
+    interpreter = Interpreter(others=0.004)
+    share = share_of(interpreter)
+    interpreter.work(0.001)
+    assert share.pause() > 0
+    interpreter.others = 0.0
+    interpreter.work(0.001)
+    assert share.pause() == 0.0
