@@ -47,7 +47,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -55,6 +55,7 @@ from pyspark.sql import functions as F
 from spark_ext import SpateDataSource
 from spate.client.admin.admin import Admin
 from spate.client.admin.clean_plans import DEFAULT_CHUNK_ENTRIES, CleanPlanClient, LogCleaningState, PlanOutcome
+from spate.job_progress import ProgressWriter
 from spate.protocol import ErrorCode, KafkaError
 from spate.structs import TopicPartition
 
@@ -62,6 +63,7 @@ logger = logging.getLogger("spate.jobs.compaction")
 
 BOOTSTRAP_ENV = "SPATE_BOOTSTRAP_SERVER"
 SPARK_PLANNER = "spark"
+PROGRESS_STEP = "partitions compacted"
 # Refusals after which the partition is described and planned again.
 REPLAN = frozenset({
     ErrorCode.OFFSET_OUT_OF_RANGE, ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH,
@@ -143,8 +145,8 @@ def replica_plan(leader: LogCleaningState, described: dict[int, LogCleaningState
     followers = [state for node, state in sorted(described.items())
                  if node != leader.leader and isinstance(state, LogCleaningState)]
     taking = [state for state in [leader, *followers] if 0 <= state.first_dirty_offset < end]
-    unreachable = tuple(f"replica on broker {node}: {state.message or state}" for node, state in sorted(described.items())
-                        if isinstance(state, KafkaError))
+    unreachable = tuple(f"replica on broker {node}: {state.message or state}"
+                        for node, state in sorted(described.items()) if isinstance(state, KafkaError))
     start = max(leader.log_start_offset, min((state.first_dirty_offset for state in taking), default=end))
     return ReplicaPlan(leader, tuple(taking), min(start, end), end, unreachable)
 
@@ -191,8 +193,15 @@ def plan_entries(latest: DataFrame, tp: TopicPartition, counter: list[int]) -> I
 
 def compact(spark: SparkSession, config: CompactionConfig) -> list[PartitionReport]:
     reports: dict[TopicPartition, PartitionReport] = {}
+    progress = ProgressWriter.from_environment()
     with CleanPlanClient(config.bootstrap_servers) as plans:
         pending = partitions_to_compact(config, plans)
+        total = len(pending)
+
+        def reported() -> None:
+            progress.update(PROGRESS_STEP, len(reports), total)
+
+        reported()
         for attempt in range(1, config.max_attempts + 1):
             described = plans.describe_replicas([state.tp for state in pending]) if pending else {}
             planned = [replica_plan(state, described.get(state.tp, {})) for state in pending]
@@ -202,17 +211,18 @@ def compact(spark: SparkSession, config: CompactionConfig) -> list[PartitionRepo
                     reports[plan.tp] = PartitionReport(plan.tp, "nothing to clean", bytes_before=size,
                                                        bytes_after=size, attempts=attempt,
                                                        followers=plan.unreachable)
+            reported()
             cleanable = [plan for plan in planned if plan.replicas]
             if not cleanable:
                 break
-            replan = _apply_round(spark, config, plans, cleanable, attempt, reports)
+            replan = _apply_round(spark, config, plans, cleanable, attempt, reports, reported)
             pending = list(plans.describe(replan).values()) if replan else []
     return [reports[tp] for tp in sorted(reports)]
 
 
 def _apply_round(spark: SparkSession, config: CompactionConfig, plans: CleanPlanClient,
                  planned: Sequence[ReplicaPlan], attempt: int,
-                 reports: dict[TopicPartition, PartitionReport]) -> list[TopicPartition]:
+                 reports: dict[TopicPartition, PartitionReport], reported: Callable[[], None]) -> list[TopicPartition]:
     """Plan ``planned`` in one Spark job and send each plan to its replicas; the partitions to plan again."""
     latest = latest_offsets(spark, config.bootstrap_servers, planned).persist()
     replan = []
@@ -228,6 +238,7 @@ def _apply_round(spark: SparkSession, config: CompactionConfig, plans: CleanPlan
                 replan.append(plan.tp)
             else:
                 reports[plan.tp] = report
+                reported()
     finally:
         latest.unpersist()
     return replan

@@ -19,6 +19,7 @@ from confluent_kafka import Producer
 from jobs.compaction import CompactionConfig, build_parser, compact, config_from
 from spate.client import Admin
 from spate.client.admin.clean_plans import CleanPlanClient, PlanOutcome, _Chunk
+from spate.job_progress import PROGRESS_FILE_ENV, ProgressEvent, ProgressReader
 from spate.structs import TopicPartition
 from tests.scenarios.compaction.changelog import (
     FULL_SIZE,
@@ -76,8 +77,9 @@ def test_a_count_or_time_that_is_not_positive_is_a_usage_error(flag: str) -> Non
 
 
 def test_a_changelog_compacted_by_the_spark_job_reads_back_as_the_latest_value_of_each_key(
-    spark, jobs_broker, unique
+    spark, jobs_broker, unique, tmp_path, monkeypatch
 ) -> None:
+    monkeypatch.setenv(PROGRESS_FILE_ENV, str(tmp_path / "run.progress"))
     bootstrap, topic = jobs_broker.bootstrap, unique("changelog")
     create_compacted_topic(bootstrap, topic, **{**SPARK_PLANNED, "segment.bytes": "1048576"})
     records, keys = (1_000_000, 10_000) if FULL_SIZE else (200_000, 2_000)  # the size, or a fifth
@@ -97,6 +99,9 @@ def test_a_changelog_compacted_by_the_spark_job_reads_back_as_the_latest_value_o
     assert read == log.compacted(end)  # offsets unchanged, one record per key below the plan's end
     assert latest_values(read) == log.latest()
     assert {key: value for key, value in latest_values(read).items() if value is not None} == log.live()
+    events = ProgressReader(tmp_path / "run.progress").new_events()
+    assert events[0] == ProgressEvent("partitions compacted", 0, 1)
+    assert events[-1] == ProgressEvent("partitions compacted", 1, 1)
 
 
 def test_a_plan_made_stale_by_retention_is_refused_and_made_again(spark, jobs_broker, unique, monkeypatch) -> None:
