@@ -33,6 +33,7 @@ JOBS: dict[str, JobSpec] = {
         JobSpec("copy-topic", "copy_topic.py", "copy a topic to another through Spark, exactly once",
                 streaming=True),
         JobSpec("compaction", "compaction.py", "compact topics with plans computed by Spark"),
+        JobSpec("archive", "archive.py", "copy what retention is about to delete into the topic's Delta archive"),
     )
 }
 
