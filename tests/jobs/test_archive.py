@@ -21,7 +21,7 @@ import pytest
 from confluent_kafka import Producer
 from deltalake import DeltaTable
 
-from jobs.archive import ArchiveConfig, run_archive
+from jobs.archive import ArchiveConfig, ArchiveJobError, run_archive
 from spate.client import TopicPartition
 from spate.client.admin.archive_offsets import ArchiveOffsetsClient
 from spate.protocol import ErrorCode, KafkaError
@@ -221,3 +221,11 @@ def test_topics_describe_shows_the_archive_lag(archive_broker, unique, tmp_path)
     lags = [row["archive_lag"] for row in document["partitions"]]
     assert all(lag > 0 for lag in lags)
     assert document["configs"]["spate.archive.path"]["value"] == str(tmp_path / "archive")
+
+
+def test_archiving_a_topic_without_an_archive_path_fails_naming_the_config(archive_broker, spark, unique):
+    plain = unique("plain")
+    assert create_topic(archive_broker.bootstrap, plain, partitions=1, replication_factor=1).error_code == 0
+
+    with pytest.raises(ArchiveJobError, match="spate.archive.path"):
+        run_archive(spark, ArchiveConfig(plain, archive_broker.bootstrap))
