@@ -88,6 +88,10 @@ def plan_ranges(states: dict[TopicPartition, PartitionArchiveState], archived: d
     plans = []
     for tp, state in sorted(states.items()):
         done = archived.get(tp.partition)
+        if done is not None and done > state.high_watermark:
+            raise ArchiveJobError(f"the archive of {tp} reaches offset {done}, past its high watermark "
+                                  f"{state.high_watermark}: the table belongs to an earlier topic of that name; "
+                                  "give the topic a new spate.archive.path")
         start = state.log_start_offset if done is None else max(done, state.log_start_offset)
         if done is not None and done < state.log_start_offset:
             logger.warning("%s: offsets [%d, %d) were deleted before they were archived", tp, done,

@@ -66,3 +66,12 @@ class ArchiveCheckpoints:
         OffsetCheckpointFile(log_dir / ARCHIVE_OFFSET_CHECKPOINT).write(offsets)
         self._offsets[log_dir] = offsets
         return offset
+
+    def forget(self, log_dir: Path, tp: TopicPartition) -> None:
+        """Drop a deleted partition's entry (a topic created again under its name starts unarchived)."""
+        offsets = self._offsets.get(log_dir, {})
+        if tp not in offsets:
+            return
+        kept = {p: o for p, o in offsets.items() if p != tp}
+        OffsetCheckpointFile(log_dir / ARCHIVE_OFFSET_CHECKPOINT).write(kept)
+        self._offsets[log_dir] = kept

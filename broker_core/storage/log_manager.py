@@ -288,6 +288,7 @@ class LogManager:
         target = log.directory.parent / deletion_dir_name(tp, self._unique_id())
         log.detach_to(target)
         self._deleting.append(_PendingLogDelete(log, self._clock() + log.config.file_delete_delay_ms))
+        self.archive_offsets.forget(target.parent, tp)
         # Rewritten once before the next creation in that dir (or by the periodic checkpoint), not per
         # deletion: deleting a topic of n partitions would rewrite files of n entries n times.
         self._stale_checkpoints.add(target.parent)

@@ -47,7 +47,10 @@ def _partition(ctx: BrokerContext, topic: str, wanted: Any) -> Any:
     except Exception as exc:
         code = error_code_for(exc, where="archive_offsets")
         message = exc.message if isinstance(exc, KafkaError) else str(exc)
-        return _answer(ctx, index, partition, error=(code, message))
+        try:
+            return _answer(ctx, index, partition, error=(code, message))
+        except Exception:  # noqa: BLE001 - the log cannot be described either (its dir failed): the error alone
+            return _answer(ctx, index, None, error=(code, message))
 
 
 def _hosted(ctx: BrokerContext, topic: str, index: int) -> Partition:

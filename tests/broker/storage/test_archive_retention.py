@@ -109,3 +109,14 @@ def test_the_log_manager_applies_recorded_archived_offsets_across_restarts(tmp_p
     assert second.archived_offset(TopicPartition("orders", 0)) == second_segment
     assert second.run_retention(clock.now) == 2
     assert second.get_log("orders", 0).log_start_offset == second_segment
+
+
+def test_a_deleted_partition_forgets_its_archived_offset(tmp_path: Path, clock: FakeClock):
+    config = small_config(spate_archive_path=ARCHIVE)
+    logs = LogManager([tmp_path], config, clock=clock)
+    logs.get_or_create_log("orders", 0)
+    logs.record_archived_offset(TopicPartition("orders", 0), 0)
+    logs.delete_log("orders", 0)
+    logs.get_or_create_log("orders", 0)
+    assert logs.archived_offset(TopicPartition("orders", 0)) is None
+    assert ArchiveCheckpoints([tmp_path]).get(tmp_path, TopicPartition("orders", 0)) is None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.archive import plan_ranges
+from jobs.archive import ArchiveJobError, plan_ranges
 from spark_ext.archive_options import ArchiveReadOptions
 from spark_ext.archive_reader import split_at
 from spark_ext.offset_ranges import OffsetRange
@@ -74,3 +74,9 @@ def test_archive_lag_counts_what_retention_holds_back():
     assert state(0, 0, 100, 150).archive_lag == 100
     archived = PartitionArchiveState(TopicPartition("orders", 0), 0, 30, 150, 150, 80, 100, "/t")
     assert archived.archive_lag == 20
+
+
+def test_an_archive_reaching_past_the_log_belongs_to_an_earlier_topic_and_stops_the_run():
+    states = {s.tp: s for s in (state(0, 0, 10, 20),)}
+    with pytest.raises(ArchiveJobError, match="earlier topic"):
+        plan_ranges(states, {0: 500}, up_to_stable=False)
