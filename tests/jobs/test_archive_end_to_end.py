@@ -6,7 +6,7 @@ the archive job copies what retention is about to delete into the topic's
 archive, and retention then deletes about half the log. The archive-spanning
 ``spate`` source still reads every record exactly once, in offset order per
 partition. ``SPATE_ARCHIVE_E2E_RECORDS`` sets the record count (4,000 in the
-suite; 1000000 for the long variant, about 15 minutes on two cores).
+suite; 1000000 for the long variant, 5.5 minutes on two shared cores).
 """
 
 from __future__ import annotations
