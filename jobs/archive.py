@@ -116,7 +116,8 @@ def archive_rows(spark: SparkSession, config: ArchiveConfig, plan: PartitionPlan
         .load()
     )
     # The UTC day, whatever the session's time zone: whole days since the epoch of the timestamp's seconds.
-    return frame.withColumn(DATE_COLUMN, F.expr("date_from_unix_date(CAST(floor(CAST(timestamp AS BIGINT) / 86400) AS INT))"))
+    utc_day = F.expr("date_from_unix_date(CAST(floor(CAST(timestamp AS BIGINT) / 86400) AS INT))")
+    return frame.withColumn(DATE_COLUMN, utc_day)
 
 
 def run_archive(spark: SparkSession, config: ArchiveConfig) -> ArchiveSummary:

@@ -31,7 +31,7 @@ def archive_app_id(topic: str, partition: int) -> str:
 
 
 def archived_until(log: DeltaLog, topic: str, partitions: list[int]) -> dict[int, int]:
-    """Where the archive of each partition ends (offsets below are in the table); partitions never archived are absent."""
+    """Where each partition's archive ends (offsets below are in the table); never archived ones are absent."""
     table = log.table()
     if table is None:
         return {}

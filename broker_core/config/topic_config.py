@@ -298,8 +298,8 @@ _DEFINITIONS = (
             name="spate.archive.path",
             type=STRING,
             default="",
-            doc="The topic's Delta archive (a table path or URI; empty: none). Set, the archive job copies records there and "
-            "retention deletes only segments already archived.",
+            doc="The topic's Delta archive (a table path or URI; empty: none). Set, the archive job copies "
+            "records there and retention deletes only segments already archived.",
             validator=ArchivePath(),
         ),
         broker_synonyms=(),

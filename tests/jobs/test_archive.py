@@ -222,6 +222,11 @@ def test_topics_describe_shows_the_archive_lag(archive_broker, unique, tmp_path)
     assert all(lag > 0 for lag in lags)
     assert document["configs"]["spate.archive.path"]["value"] == str(tmp_path / "archive")
 
+    table = spate("topics", "describe", topic, "--bootstrap-server", archive_broker.bootstrap,
+                  state_dir=tmp_path / "state", timeout=60)
+    assert table.returncode == 0, table.stderr
+    assert "Archive lag" in table.stdout
+
 
 def test_archiving_a_topic_without_an_archive_path_fails_naming_the_config(archive_broker, spark, unique):
     plain = unique("plain")

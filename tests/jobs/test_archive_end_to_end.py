@@ -51,7 +51,8 @@ def test_a_topic_half_deleted_by_retention_reads_back_whole_across_archive_and_l
     archive_broker, spark, unique, tmp_path  # noqa: F811
 ):
     topic, archive = unique("history"), tmp_path / "archive"
-    configs = {"retention.ms": str(2 * HOUR_MS), "segment.bytes": str(SEGMENT_BYTES), "spate.archive.path": str(archive)}
+    configs = {"retention.ms": str(2 * HOUR_MS), "segment.bytes": str(SEGMENT_BYTES),
+               "spate.archive.path": str(archive)}
     assert create_topic(archive_broker.bootstrap, topic, partitions=PARTITIONS, replication_factor=1,
                         configs=configs).error_code == 0
     produce_over_hours(archive_broker.bootstrap, topic, RECORDS)

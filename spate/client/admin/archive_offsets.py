@@ -110,7 +110,9 @@ class ArchiveOffsetsClient:
                     failures[(tp, node)] = answer.error_message or ErrorCode.of(answer.error_code).name
         return RecordOutcome(recorded, failures)
 
-    def _send(self, node: int, offsets: Mapping[TopicPartition, int], deadline: float) -> list[tuple[TopicPartition, Any]]:
+    def _send(
+        self, node: int, offsets: Mapping[TopicPartition, int], deadline: float
+    ) -> list[tuple[TopicPartition, Any]]:
         body = _Req(topics=[
             _Req.ArchiveOffsetsTopic(name=topic, partitions=parts)
             for topic, parts in group_by_topic(offsets, value=lambda tp: _Req.ArchiveOffsetsPartition(

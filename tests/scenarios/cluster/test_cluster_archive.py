@@ -60,7 +60,9 @@ def test_every_replica_keeps_unarchived_segments_and_a_new_leader_still_does(clu
     topic = unique("archived")
     configs = {"retention.ms": str(DAY_MS), "segment.bytes": "4096", "spate.archive.path": "/lake/archived",
                "min.insync.replicas": "2"}
-    assert create_topic(cluster.address(cluster.controller_id()), topic, partitions=1, replication_factor=3, configs=configs).error_code == 0
+    created = create_topic(cluster.address(cluster.controller_id()), topic, partitions=1, replication_factor=3,
+                           configs=configs)
+    assert created.error_code == 0
     cluster.wait_for_metadata([topic])
     produce_old(cluster.bootstrap, topic, 0, 150)
 
