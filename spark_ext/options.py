@@ -48,6 +48,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from spark_ext.archive_options import ArchiveReadOptions, parse_archive_options
 from spark_ext.consumer_strategy import Assign, ConsumerStrategy, Subscribe, SubscribePattern
 from spark_ext.kafka_options import SECURITY_KEYWORDS, OptionError, OptionRules
 from spark_ext.metrics_options import NAMES as METRICS_OPTIONS
@@ -72,6 +73,8 @@ _DISPLAY = {
         "subscribe",
         "subscribePattern",
         "assign",
+        "archive",
+        "archivePath",
         "startingOffsets",
         "endingOffsets",
         "startingTimestamp",
@@ -168,6 +171,8 @@ class SourceOptions:
     consumer_settings: dict[str, Any] = field(default_factory=dict)
     # metricsPort, metricsHost, metricsQuery: the driver's Prometheus endpoint; None when off.
     metrics: MetricsOptions | None = None
+    # archive, archivePath: read offsets below the log start from the topic's Delta archive; None when off.
+    archive: ArchiveReadOptions | None = None
 
     def admin_settings(self) -> dict[str, Any]:
         """The consumer settings an Admin client takes too (timeouts, backoffs, client id, security)."""
@@ -208,6 +213,7 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
         poll_timeout_ms=_positive_int(opts, "kafkaconsumer.polltimeoutms") or DEFAULT_POLL_TIMEOUT_MS,
         consumer_settings=consumer_settings,
         metrics=parse_metrics_options(opts, SourceOptionError),
+        archive=parse_archive_options(opts, SourceOptionError),
     )
 
 

@@ -17,6 +17,7 @@ from typing import Iterator
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
+from spark_ext.archive_reader import ArchiveOffsetReader, ArchiveRangePartition, archive_partitions, read_archive_range
 from spark_ext.consumer_cache import WORKER_CACHE
 from spark_ext.data_loss import DataLossPolicy
 from spark_ext.offset_ranges import OffsetRange, split_ranges
@@ -43,16 +44,23 @@ class SpateBatchReader(DataSourceReader):
         self.settings = ReadSettings.from_options(options)
 
     def partitions(self) -> list[InputPartition]:
-        with closing(OffsetReader(self.options)) as offsets:
+        with closing(offset_reader_for(self.options)) as offsets:
             ranges = plan_batch_ranges(offsets, self.options)
-        return input_partitions(ranges, self.options)
+            return input_partitions(ranges, self.options, offsets)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return read_partition(partition, self.settings)
 
 
-def input_partitions(ranges: list[OffsetRange], options: SourceOptions) -> list[InputPartition]:
-    """Spark's input partitions for ``ranges``, split as minPartitions and maxRecordsPerPartition ask."""
+def offset_reader_for(options: SourceOptions) -> OffsetReader:
+    """The driver's offset reader: one that reaches into the topics' archives with option archive."""
+    return OffsetReader(options) if options.archive is None else ArchiveOffsetReader(options)
+
+
+def input_partitions(ranges: list[OffsetRange], options: SourceOptions,
+                     offsets: OffsetReader | None = None) -> list[InputPartition]:
+    """Spark's input partitions for ``ranges``, split as minPartitions and maxRecordsPerPartition ask
+    (and, reading archives, cut where each partition's archive ends)."""
     pieces = split_ranges(
         ranges,
         min_partitions=options.min_partitions,
@@ -63,10 +71,14 @@ def input_partitions(ranges: list[OffsetRange], options: SourceOptions) -> list[
         metrics = options.metrics.target(options.group_id or options.strategy.describe())
         # Planning runs in the source's driver process: serve the endpoint from there unless it is served.
         ensure_served(metrics.host, metrics.port)
+    if isinstance(offsets, ArchiveOffsetReader):
+        return archive_partitions(pieces, offsets, lambda r: OffsetRangePartition(r, metrics))
     return [OffsetRangePartition(r, metrics) for r in pieces]
 
 
 def read_partition(partition: InputPartition, settings: ReadSettings) -> Iterator[pa.RecordBatch]:
+    if isinstance(partition, ArchiveRangePartition):
+        return read_archive_range(partition, settings.include_headers, settings.max_rows_per_batch)
     # Spark plans one placeholder partition when there is nothing to read.
     if not isinstance(partition, OffsetRangePartition):
         return iter(())

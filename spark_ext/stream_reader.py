@@ -58,7 +58,7 @@ from spark_ext.offsets import PartitionOffsets, offsets_from_dict, offsets_to_di
 from spark_ext.options import SourceOptions
 from spark_ext.partition_reader import ReadSettings
 from spark_ext.query_metrics import report
-from spark_ext.reader import input_partitions, read_partition
+from spark_ext.reader import input_partitions, offset_reader_for, read_partition
 from spate.client import TopicPartition
 
 log = logging.getLogger("spark_ext.stream_reader")
@@ -71,7 +71,7 @@ class SpateStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self,
         options: SourceOptions,
         *,
-        offset_reader_factory: Callable[[SourceOptions], OffsetReader] = OffsetReader,
+        offset_reader_factory: Callable[[SourceOptions], OffsetReader] = offset_reader_for,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         # Cheap and connection-free: Spark also builds this object just to ship read() to executors.
@@ -218,7 +218,7 @@ class SpateStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 begin = self._policy.resolve_start(tp, 0, log_start, reason=NEW_PARTITION_LOSS)
             if ends[tp] > begin:
                 ranges.append(OffsetRange(tp.topic, tp.partition, begin, ends[tp]))
-        return input_partitions(ranges, self.options)
+        return input_partitions(ranges, self.options, self.offsets)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return read_partition(partition, self.settings)

@@ -45,6 +45,20 @@ BrokerDefault = Callable[[BrokerConfig], ConfigValue]
 
 
 @dataclass(frozen=True)
+class ArchivePath:
+    """A Delta table location (a path or a URI), or empty for none; no control characters."""
+
+    def check(self, value: ConfigValue) -> None:
+        if value is None or value == "":
+            return
+        if not isinstance(value, str) or any(ord(c) < 32 for c in value):
+            raise InvalidValue("must name a Delta table (a path or a URI such as s3://bucket/topic)")
+
+    def describe(self) -> str:
+        return "a Delta table path or URI, empty for none"
+
+
+@dataclass(frozen=True)
 class TopicConfigDef:
     """A topic config, the broker properties that default it, and its ``LogConfig`` field."""
 
@@ -278,6 +292,19 @@ _DEFINITIONS = (
         ValidString(COMPACTION_PLANNERS),
         ("spate.compaction.planner",),
         log_field=True,
+    ),
+    TopicConfigDef(
+        definition=PropertyDef(
+            name="spate.archive.path",
+            type=STRING,
+            default="",
+            doc="The topic's Delta archive (a table path or URI; empty: none). Set, the archive job copies "
+            "records there and retention deletes only segments already archived.",
+            validator=ArchivePath(),
+        ),
+        broker_synonyms=(),
+        broker_default=lambda config: "",  # one table per topic: no broker-wide default
+        log_config_field="spate_archive_path",
     ),
     _t(
         "unclean.leader.election.enable",

@@ -16,6 +16,7 @@ from typing import Any, Callable
 from prometheus_client import CollectorRegistry, generate_latest, start_http_server
 
 from broker_core.config.errors import ConfigError
+from broker_core.metrics.archive_metrics import ArchiveCollector
 from broker_core.metrics.controller_metrics import ControllerCollector
 from broker_core.metrics.group_metrics import GroupCollector
 from broker_core.metrics.listener_address import PROPERTY, MetricsListener
@@ -54,6 +55,7 @@ class BrokerMetrics:
         self.topics.topic_exists = lambda topic: view.partition_count(topic) is not None
         self.watch(NetworkCollector(self.event_loop, queue_size))
         self.watch(ReplicaCollector(replicas, isr_changes))
+        self.watch(ArchiveCollector(replicas))
         self.watch(ControllerCollector(is_controller, view))
         self.watch(GroupCollector(group_manager, replicas))
         self.watch(TransactionCollector(txn_state, replicas))

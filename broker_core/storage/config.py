@@ -54,6 +54,8 @@ class LogConfig:
     max_compaction_lag_ms: int = LONG_MAX
     min_cleanable_dirty_ratio: float = 0.5
     spate_compaction_planner: str = BROKER_PLANNER
+    # The topic's Delta archive (a table URI; empty: none); set, retention deletes only archived segments.
+    spate_archive_path: str | None = ""
 
     def __post_init__(self) -> None:
         _check_range("segment.bytes", self.segment_bytes, _MIN_SEGMENT_BYTES, INT_MAX)
@@ -94,6 +96,11 @@ class LogConfig:
         return "delete" in _split_policy(self.cleanup_policy)
 
     @property
+    def archiving(self) -> bool:
+        """True when the topic keeps a Delta archive, so retention waits for it."""
+        return bool(self.spate_archive_path)
+
+    @property
     def compact_enabled(self) -> bool:
         return "compact" in _split_policy(self.cleanup_policy)
 
@@ -128,12 +135,15 @@ class LogConfig:
 
 KAFKA_NAMES: Mapping[str, str] = MappingProxyType({f.name.replace("_", "."): f.name for f in fields(LogConfig)})
 
-_STRING_FIELDS = frozenset({"message_timestamp_type", "cleanup_policy", "spate_compaction_planner"})
+_STRING_FIELDS = frozenset({"message_timestamp_type", "cleanup_policy", "spate_compaction_planner",
+                            "spate_archive_path"})
 _FLOAT_FIELDS = frozenset({"min_cleanable_dirty_ratio"})
 
 
 def _coerce(kafka_name: str, field_name: str, value: object) -> object:
     if field_name in _STRING_FIELDS:
+        if value is None:
+            return None
         if isinstance(value, (tuple, list)):
             return ",".join(str(v) for v in value)
         return str(value)

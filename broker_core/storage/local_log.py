@@ -55,7 +55,7 @@ from broker_core.storage.log_flusher import LogFlusher, PendingFlush
 from broker_core.storage.log_validator import AppendInfo, ValidatedAppend, validate_append
 from broker_core.storage.open_files import OpenFileCache
 from broker_core.storage.pending_deletes import PendingDeletes
-from broker_core.storage.retention import RetentionPolicy, deletable_prefix
+from broker_core.storage.retention import RetentionPolicy, deletable_prefix, retention_target
 from broker_core.storage.segment import LogSegment, SegmentInfo
 from broker_core.storage.segments import LogSegments
 from broker_core.storage.time_index import TimestampOffset
@@ -409,24 +409,44 @@ class LocalLog:
         return self._log_start_offset
 
     @reports_io_errors
-    def delete_old_segments(self, now_ms: int | None = None, *, high_watermark: int | None = None) -> int:
+    def delete_old_segments(
+        self, now_ms: int | None = None, *, high_watermark: int | None = None, archived_offset: int | None = None
+    ) -> int:
         """Apply retention (time, size, log start offset); return segments deleted.
 
         Only segments whose successor starts at or below ``high_watermark``
-        (when given) are candidates, and never the active segment.
+        (when given) are candidates, and never the active segment. A topic
+        that archives deletes by time and size only below ``archived_offset``
+        (None: nothing is known archived beyond the log start offset).
         """
         self._check_open()
         config = self._config
         policy = RetentionPolicy(config.retention_ms, config.retention_bytes, config.delete_enabled)
         now = self._clock() if now_ms is None else now_ms
-        return self._apply_retention(now, high_watermark, policy=policy)
+        bound = None
+        if config.archiving:
+            bound = max(self._log_start_offset, -1 if archived_offset is None else archived_offset)
+        return self._apply_retention(now, high_watermark, policy=policy, archived_offset=bound)
 
-    def _apply_retention(self, now_ms: int, high_watermark: int | None, *, policy: RetentionPolicy) -> int:
+    def retention_target(self, now_ms: int | None = None, *, high_watermark: int | None = None) -> int:
+        """Where time and size retention would move the log start, archive or not (see ``retention.py``)."""
+        self._check_open()
+        config = self._config
+        return retention_target(
+            self._segments.retention_candidates(),
+            policy=RetentionPolicy(config.retention_ms, config.retention_bytes, config.delete_enabled),
+            now_ms=self._clock() if now_ms is None else now_ms, log_start_offset=self._log_start_offset,
+            total_size=self._segments.size_in_bytes(), upper_bound_offset=high_watermark,
+        )
+
+    def _apply_retention(
+        self, now_ms: int, high_watermark: int | None, *, policy: RetentionPolicy, archived_offset: int | None = None
+    ) -> int:
         """Delete the prefix of segments ``deletable_prefix`` picks; return how many went."""
         chosen = deletable_prefix(
             self._segments.retention_candidates(), policy=policy, now_ms=now_ms,
             log_start_offset=self._log_start_offset, total_size=self._segments.size_in_bytes(),
-            upper_bound_offset=high_watermark,
+            upper_bound_offset=high_watermark, archived_offset=archived_offset,
         )
         if chosen:
             self._remove_segments(list(self._segments)[: len(chosen)])

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
+from broker_core.storage.archive_checkpoint import ArchiveCheckpoints
 from broker_core.storage.checkpoint import OffsetCheckpointFile
 from broker_core.storage.config import LogConfig
 from broker_core.storage.errors import LogDirError
@@ -134,6 +135,8 @@ class LogManager:
             self._load_log_dir(log_dir)
         for log_dir in self._live_dirs():
             (log_dir / CLEAN_SHUTDOWN_FILE).unlink(missing_ok=True)
+        # How far each archiving topic's partitions are in their Delta archive (bounds retention).
+        self.archive_offsets = ArchiveCheckpoints(self._live_dirs())
 
     # --------------------------------------------------------------- loading
 
@@ -286,6 +289,7 @@ class LogManager:
         target = log.directory.parent / deletion_dir_name(tp, self._unique_id())
         log.detach_to(target)
         self._deleting.append(_PendingLogDelete(log, self._clock() + log.config.file_delete_delay_ms))
+        self.archive_offsets.forget(target.parent, tp)
         # Rewritten once before the next creation in that dir (or by the periodic checkpoint), not per
         # deletion: deleting a topic of n partitions would rewrite files of n entries n times.
         self._stale_checkpoints.add(target.parent)
@@ -304,9 +308,25 @@ class LogManager:
         deleted = 0
         for tp, log in list(self._logs.items()):
             bound = high_watermark(tp) if high_watermark is not None else None
+            archived = self.archive_offsets.get(log.directory.parent, tp)
             with _reported_already():
-                deleted += log.delete_old_segments(now, high_watermark=bound)
+                deleted += log.delete_old_segments(now, high_watermark=bound, archived_offset=archived)
         return deleted
+
+    def archived_offset(self, tp: TopicPartition) -> int | None:
+        """The partition's archived offset here, or None (not hosted, or never reported)."""
+        log = self._logs.get(tp)
+        return None if log is None else self.archive_offsets.get(log.directory.parent, tp)
+
+    def record_archived_offset(self, tp: TopicPartition, offset: int) -> int:
+        """Checkpoint that ``tp`` is archived below ``offset``; return the recorded offset (it never shrinks)."""
+        self._check_running()
+        log = self._logs.get(tp)
+        if log is None:
+            raise KeyError(f"no log for {tp} on this broker")
+        log_dir = log.directory.parent
+        live = [p for p, other in self._logs.items() if other.directory.parent == log_dir]
+        return self.archive_offsets.update(log_dir, tp, offset, live=live)
 
     def flush_dirty(self, now_ms: int | None = None) -> int:
         """fsync rolled segments and logs whose ``flush.ms`` has passed; return logs flushed."""

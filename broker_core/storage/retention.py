@@ -14,6 +14,16 @@ The time and size rules apply only when ``cleanup.policy`` includes
 whose successor starts above ``upper_bound_offset`` (the high watermark), so
 nothing a consumer cannot see yet is deleted. The functions are pure; the log
 applies their answer.
+
+An archiving topic (``spate.archive.path`` set) adds a bound of its own: the
+time and size rules claim only segments whose successor starts at or below
+the partition's archived offset (everything below it is in the topic's Delta
+archive). A topic whose archive job stopped therefore keeps its segments and
+fills its disk rather than losing records; the log start offset rule stays
+unbounded (DeleteRecords is an explicit request, and a follower follows its
+leader's log start offset, which the leader only moves past archived data).
+:func:`retention_target` is where the time and size rules would bring the
+log start without that bound: what an archive job must copy first.
 """
 
 from __future__ import annotations
@@ -54,11 +64,14 @@ def deletable_prefix(
     log_start_offset: int,
     total_size: int,
     upper_bound_offset: int | None = None,
+    archived_offset: int | None = None,
 ) -> list[tuple[RetentionCandidate, DeletionReason]]:
     """The oldest segments to delete, each with the first rule that claims it.
 
     ``candidates`` are every segment but the active one, oldest first;
-    ``total_size`` is the whole log's size, active segment included.
+    ``total_size`` is the whole log's size, active segment included;
+    ``archived_offset`` (None: the topic does not archive) bounds the time
+    and size rules.
     """
     eligible = _below_upper_bound(candidates, upper_bound_offset)
     reasons: list[DeletionReason | None] = [None] * len(eligible)
@@ -68,15 +81,18 @@ def deletable_prefix(
             break
         reasons[i] = DeletionReason.LOG_START_OFFSET
 
+    archived = len(eligible) if archived_offset is None else len(_below_upper_bound(eligible, archived_offset))
+    eligible_by_policy = eligible[:archived]
+
     if policy.delete_enabled and policy.retention_ms >= 0:
-        for i, candidate in enumerate(eligible):
+        for i, candidate in enumerate(eligible_by_policy):
             if now_ms - candidate.largest_timestamp <= policy.retention_ms:
                 break
             reasons[i] = reasons[i] or DeletionReason.RETENTION_MS
 
     if policy.delete_enabled and policy.retention_bytes >= 0:
         excess = total_size - policy.retention_bytes
-        for i, candidate in enumerate(eligible):
+        for i, candidate in enumerate(eligible_by_policy):
             if excess - candidate.size < 0:
                 break
             excess -= candidate.size
@@ -88,6 +104,27 @@ def deletable_prefix(
             break
         result.append((candidate, reason))
     return result
+
+
+def retention_target(
+    candidates: Sequence[RetentionCandidate],
+    *,
+    policy: RetentionPolicy,
+    now_ms: int,
+    log_start_offset: int,
+    total_size: int,
+    upper_bound_offset: int | None = None,
+) -> int:
+    """The offset the log would start at once retention ran, were nothing held back for the archive.
+
+    An archive job copies every record below it before telling the broker
+    its archived offset; it never falls below ``log_start_offset``.
+    """
+    chosen = deletable_prefix(candidates, policy=policy, now_ms=now_ms, log_start_offset=log_start_offset,
+                              total_size=total_size, upper_bound_offset=upper_bound_offset)
+    if not chosen:
+        return log_start_offset
+    return max(log_start_offset, chosen[-1][0].next_segment_base_offset)
 
 
 def _below_upper_bound(

@@ -35,6 +35,7 @@ JOBS: dict[str, JobSpec] = {
         JobSpec("compaction", "compaction.py", "compact topics with plans computed by Spark"),
         JobSpec("table-view", "table_view.py", "keep a Delta table of the latest value per key of a compacted topic"),
         JobSpec("delta-maintenance", "delta_maintenance.py", "compact a Delta table's small files and vacuum it"),
+        JobSpec("archive", "archive.py", "copy what retention is about to delete into the topic's Delta archive"),
     )
 }
 

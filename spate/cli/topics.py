@@ -23,6 +23,7 @@ from spate.cli.common import (
     add_connection_arguments,
     add_output_argument,
     client_errors,
+    client_security,
     command_group,
     config_map,
     console,
@@ -45,6 +46,7 @@ from spate.client import (
     TopicPartition,
     UnsupportedApiError,
 )
+from spate.client.admin.archive_offsets import ArchiveOffsetsClient
 from spate.protocol import KafkaError
 
 
@@ -118,6 +120,9 @@ def run_list(args: argparse.Namespace) -> int:
     return 0
 
 
+ARCHIVE_PATH_CONFIG = "spate.archive.path"
+
+
 def run_describe(args: argparse.Namespace) -> int:
     with open_admin(args) as admin, client_errors(args.bootstrap_server):
         description = admin.describe_topics([args.name])[args.name]
@@ -128,8 +133,14 @@ def run_describe(args: argparse.Namespace) -> int:
         configs = admin.describe_configs(ConfigResource.topic(args.name))[ConfigResource.topic(args.name)]
         sizes = _log_sizes(admin, partitions)
     overrides = sorted((e for e in configs.values() if not e.is_default), key=lambda e: e.name)
+    archive_entry = configs.get(ARCHIVE_PATH_CONFIG)
+    lags = _archive_lags(args, partitions) if archive_entry is not None and archive_entry.value else {}
     if args.output == "json":
-        print_json(_describe_document(description, starts, ends, overrides, sizes))
+        document = _describe_document(description, starts, ends, overrides, sizes)
+        if archive_entry is not None and archive_entry.value:
+            for row in document["partitions"]:
+                row["archive_lag"] = lags.get(TopicPartition(args.name, row["partition"]))
+        print_json(document)
         return 0
 
     out = console()
@@ -138,8 +149,11 @@ def run_describe(args: argparse.Namespace) -> int:
               + ("  Internal" if description.is_internal else ""))
     table = Table("Partition", "Leader", "Replicas", "ISR", "Offline", "Log start", "Log end", "Size (bytes)",
                   title="Partitions")
+    if lags:
+        table.add_column("Archive lag")
     for p in description.partitions:
         tp = TopicPartition(args.name, p.partition)
+        archive_cells = [str(lags[tp]) if tp in lags else "?"] if lags else []
         table.add_row(
             str(p.partition),
             str(p.leader) if p.leader >= 0 else "none",
@@ -149,6 +163,7 @@ def run_describe(args: argparse.Namespace) -> int:
             _offset(starts.get(tp)),
             _offset(ends.get(tp)),
             str(sizes[tp]) if tp in sizes else "?",
+            *archive_cells,
         )
     out.print(table)
     if sizes:
@@ -163,6 +178,19 @@ def run_describe(args: argparse.Namespace) -> int:
     else:
         out.print("Configs: all defaults")
     return 0
+
+
+def _archive_lags(args: argparse.Namespace, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
+    """Records per partition that retention keeps only because they are not archived yet ({} if unknown)."""
+    if not partitions:
+        return {}
+    try:
+        with ArchiveOffsetsClient(args.bootstrap_server, default_api_timeout_ms=args.api_timeout_ms,
+                                  request_timeout_ms=args.api_timeout_ms, client_id="spate-cli",
+                                  **client_security(args)) as archive:
+            return {tp: state.archive_lag for tp, state in archive.describe(partitions).items()}
+    except (UnsupportedApiError, KafkaError):
+        return {}
 
 
 def _log_sizes(admin: Admin, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:

@@ -85,6 +85,7 @@ class ApiKey(IntEnum):
     LIST_CLIENT_METRICS_RESOURCES = 74
     DESCRIBE_TOPIC_PARTITIONS = 75
     SPATE_CLEAN_PLAN = 1000  # Spate's own: compaction plans made outside the broker
+    SPATE_ARCHIVE_OFFSETS = 1001  # Spate's own: how far a topic's Delta archive reaches
 
     @classmethod
     def name_of(cls, key: int) -> str:

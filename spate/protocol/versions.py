@@ -101,6 +101,7 @@ ADVERTISED_VERSIONS: Mapping[ApiKey, VersionRange] = MappingProxyType(
         ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: VersionRange(0, 0),
         ApiKey.ALTER_USER_SCRAM_CREDENTIALS: VersionRange(0, 0),
         ApiKey.SPATE_CLEAN_PLAN: VersionRange(0, 0),
+        ApiKey.SPATE_ARCHIVE_OFFSETS: VersionRange(0, 0),
         ApiKey.CONSUMER_GROUP_HEARTBEAT: VersionRange(0, 1),
         ApiKey.CONSUMER_GROUP_DESCRIBE: VersionRange(0, 0),
         ApiKey.DESCRIBE_ACLS: VersionRange(0, 3),

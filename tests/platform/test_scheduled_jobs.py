@@ -87,9 +87,9 @@ def test_each_timer_starts_its_service_and_catches_up_after_downtime(path: Path)
     assert timer.get("Install", "WantedBy") == "timers.target"
 
 
-def test_there_are_recipes_for_compaction_and_ingest() -> None:
-    assert {p.stem for p in SERVICES} >= {"spate-compaction", "spate-ingest"}
-    assert {command[3] for command in cron_commands()} >= {"compaction", "ingest"}
+def test_there_are_recipes_for_compaction_ingest_and_archive() -> None:
+    assert {p.stem for p in SERVICES} >= {"spate-compaction", "spate-ingest", "spate-archive"}
+    assert {command[3] for command in cron_commands()} >= {"compaction", "ingest", "archive"}
 
 
 def test_each_cron_line_runs_a_registered_job_that_takes_its_arguments(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from spate.protocol.messages import (
     alter_partition_reassignments,
     alter_user_scram_credentials,
     api_versions,
+    archive_offsets,
     clean_plan,
     consumer_group_describe,
     consumer_group_heartbeat,
@@ -134,6 +135,7 @@ _PAIRS: list[tuple[Any, Any]] = [
     ),
     (list_transactions.ListTransactionsRequest, list_transactions.ListTransactionsResponse),
     (clean_plan.CleanPlanRequest, clean_plan.CleanPlanResponse),
+    (archive_offsets.ArchiveOffsetsRequest, archive_offsets.ArchiveOffsetsResponse),
     (
         consumer_group_heartbeat.ConsumerGroupHeartbeatRequest,
         consumer_group_heartbeat.ConsumerGroupHeartbeatResponse,

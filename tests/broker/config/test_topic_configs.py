@@ -157,6 +157,7 @@ def test_log_config_kwargs_have_storage_field_names_and_typed_values() -> None:
         "min_cleanable_dirty_ratio": 0.5,
         "min_compaction_lag_ms": 0,
         "spate_compaction_planner": "broker",
+        "spate_archive_path": "",
         "file_delete_delay_ms": 60000,
         "flush_messages": 2**63 - 1,
         "flush_ms": 2**63 - 1,

@@ -27,7 +27,8 @@ def test_every_field_has_its_kafka_topic_config_name():
     assert KAFKA_NAMES["segment.index.bytes"] == "segment_index_bytes"
     assert KAFKA_NAMES["file.delete.delay.ms"] == "file_delete_delay_ms"
     assert KAFKA_NAMES["message.timestamp.type"] == "message_timestamp_type"
-    assert len(KAFKA_NAMES) == 17
+    assert KAFKA_NAMES["spate.archive.path"] == "spate_archive_path"
+    assert len(KAFKA_NAMES) == 18
 
 
 def test_from_topic_configs_parses_kafka_named_text_and_ignores_other_names():

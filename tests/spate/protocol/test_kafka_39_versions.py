@@ -111,7 +111,7 @@ BEHIND_KAFKA_39 = frozenset(
 
 
 # Spate's own APIs, in a key range Kafka does not use: clients that do not know them ignore them.
-SPATE_APIS = frozenset({ApiKey.SPATE_CLEAN_PLAN})
+SPATE_APIS = frozenset({ApiKey.SPATE_CLEAN_PLAN, ApiKey.SPATE_ARCHIVE_OFFSETS})
 KAFKA_APIS_ADVERTISED = [key for key in ADVERTISED_VERSIONS if key not in SPATE_APIS]
 
 # APIs advertised beyond Kafka 3.9, with the Kafka release whose range they follow.
