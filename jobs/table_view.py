@@ -44,7 +44,9 @@ from spark_ext.delta.schema import DeltaSchemaError
 from spark_ext.delta.view_offsets import OffsetRange, plan_slices, spark_offsets_json
 from spark_ext.delta.view_table import KEY_COLUMN, TOMBSTONE_COLUMN, ApplyResult, StaleOffsetsError, ViewTable
 from spate.client import EARLIEST, LATEST, Admin, TopicPartition
+from spate.job_progress import ProgressWriter
 
+PROGRESS_STEP = "offsets applied"
 logger = logging.getLogger("spate.jobs.table_view")
 
 BOOTSTRAP_ENV = "SPATE_BOOTSTRAP_SERVER"
@@ -144,16 +146,19 @@ def run(spark: SparkSession, config: TableViewConfig, *,
     spark.dataSource.register(SpateDataSource)
     view = ViewTable(config.table, config.topic, config.storage_options)
     summary = RunSummary()
+    progress = ProgressWriter.from_environment()
     while summary.attempts < MAX_ATTEMPTS:
         summary.attempts += 1
         starts, ends = positions(config, view)
         summary.next_offsets = dict(starts)
+        total = sum(end - starts[partition] for partition, end in ends.items())
         try:
             for ranges in plan_slices(starts, ends, config.max_offsets_per_commit):
                 changes = read_changes(spark, config, ranges)
                 fault("before-commit", ranges)
                 summary.commits.append(view.apply(changes, ranges))
                 summary.next_offsets.update({r.partition: r.end for r in ranges})
+                progress.update(PROGRESS_STEP, sum(o - starts[p] for p, o in summary.next_offsets.items()), total)
                 fault("after-commit", ranges)
             return summary
         except (StaleOffsetsError, CommitFailedError) as exc:
