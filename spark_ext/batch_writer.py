@@ -76,6 +76,7 @@ class SpateBatchWriter(DataSourceArrowWriter):
                 batch_id=None,
                 timeout_ms=self.options.commit_timeout_ms,
                 completer_factory=self._completer_factory,
+                parallelism=self.options.commit_parallelism,
             )
         rows, _ = summarize(messages)
         logger.info("batch write %s: %d row(s), %d transaction(s) committed", self.job_id, rows, committed)
@@ -88,4 +89,5 @@ class SpateBatchWriter(DataSourceArrowWriter):
                 batch_id=None,
                 timeout_ms=self.options.commit_timeout_ms,
                 completer_factory=self._completer_factory,
+                parallelism=self.options.commit_parallelism,
             )

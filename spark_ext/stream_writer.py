@@ -95,6 +95,7 @@ class SpateStreamWriter(DataSourceStreamArrowWriter):
                 batch_id=batchId,
                 timeout_ms=self.options.commit_timeout_ms,
                 completer_factory=self._completer_factory,
+                parallelism=self.options.commit_parallelism,
                 source_offsets=self._source_offsets(batchId),
                 offsets_writer_factory=self._offsets_writer_factory,
                 offsets_producer_factory=self._offsets_producer,
@@ -137,4 +138,5 @@ class SpateStreamWriter(DataSourceStreamArrowWriter):
                 batch_id=batchId,
                 timeout_ms=self.options.commit_timeout_ms,
                 completer_factory=self._completer_factory,
+                parallelism=self.options.commit_parallelism,
             )
