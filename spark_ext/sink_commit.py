@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 from spark_ext.checkpoint_offsets import CheckpointOffsetsError, read_batch_offsets
+from spark_ext.client_pool import ClientPool
 from spark_ext.sink_parallel_commit import DEFAULT_COMMIT_PARALLELISM, ParallelTransactionCompleter
 from spark_ext.sink_task import SinkCommitMessage
 from spate.client import (
@@ -110,12 +111,14 @@ def commit_transactions(
     offsets_writer_factory: OffsetsWriterFactory = TransactionOffsetsWriter,
     offsets_producer_factory: OffsetsProducerFactory | None = None,
     parallelism: int = DEFAULT_COMMIT_PARALLELISM,
+    pool: ClientPool | None = None,
 ) -> int:
     """Commit every open transaction of the batch, with ``source_offsets`` if given; returns how many.
 
     Raises SinkCommitError. ``offsets_producer_factory`` is needed when
     ``source_offsets`` is given and the batch may leave no transaction open.
-    ``parallelism``: how many EndTxn requests are in flight at a time.
+    ``parallelism``: how many EndTxn requests are in flight at a time;
+    ``pool``: where the completers' connections are kept between batches.
     """
     transactions = open_transactions(messages)
     if source_offsets is not None and source_offsets.offsets:
@@ -127,13 +130,13 @@ def commit_transactions(
         _commit_with_offsets(
             bootstrap_servers, transactions, source_offsets, batch_id=batch_id, timeout_ms=timeout_ms,
             completer_factory=completer_factory, offsets_writer_factory=offsets_writer_factory,
-            parallelism=parallelism,
+            parallelism=parallelism, pool=pool,
         )
         return len(transactions)
     if not transactions:
         return 0
     completers = ParallelTransactionCompleter(
-        bootstrap_servers, parallelism=parallelism, completer_factory=completer_factory
+        bootstrap_servers, parallelism=parallelism, completer_factory=completer_factory, pool=pool
     )
     try:
         completers.complete_all(transactions, commit=True, timeout_ms=timeout_ms)
@@ -164,6 +167,7 @@ def _commit_with_offsets(
     completer_factory: CompleterFactory,
     offsets_writer_factory: OffsetsWriterFactory,
     parallelism: int,
+    pool: ClientPool | None,
 ) -> None:
     """Add the offsets to the first transaction; commit the others, then it (or abort it if one failed)."""
     carrier, others = transactions[0], list(transactions[1:])
@@ -177,7 +181,7 @@ def _commit_with_offsets(
             f"transaction of {carrier.transactional_id!r}: {exc}; restarting the query replays the batch"
         ) from exc
     completers = ParallelTransactionCompleter(
-        bootstrap_servers, parallelism=parallelism, completer_factory=completer_factory
+        bootstrap_servers, parallelism=parallelism, completer_factory=completer_factory, pool=pool
     )
     with completer_factory(bootstrap_servers) as completer:
         try:
@@ -232,13 +236,14 @@ def abort_transactions(
     timeout_ms: float,
     completer_factory: CompleterFactory = TransactionCompleter,
     parallelism: int = DEFAULT_COMMIT_PARALLELISM,
+    pool: ClientPool | None = None,
 ) -> int:
     """Abort every open transaction named by the messages; failures are logged. Returns how many were named."""
     transactions = open_transactions(messages)
     if not transactions:
         return 0
     completers = ParallelTransactionCompleter(
-        bootstrap_servers, parallelism=parallelism, completer_factory=completer_factory
+        bootstrap_servers, parallelism=parallelism, completer_factory=completer_factory, pool=pool
     )
     try:
         completers.complete_all(transactions, commit=False, timeout_ms=timeout_ms)

@@ -20,9 +20,11 @@ What does not change (see :mod:`spark_ext.sink_commit`):
   batch's source offsets is ended after this call returns for the others.
 
 A :class:`~spate.client.TransactionCompleter` is not thread-safe, so each
-thread makes one of its own for its first transaction and closes it when
-the call ends. With ``parallelism`` 1 (or a single transaction) one
-completer ends them in order on the calling thread, as before.
+thread uses one of its own: borrowed from ``pool`` (the driver's
+:mod:`spark_ext.client_pool`, so the next micro-batch finds its connections
+open) or, without a pool, made for the call and closed after it. With
+``parallelism`` 1 (or a single transaction) one completer ends them in
+order on the calling thread.
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Callable, Iterable, Sequence
+from contextlib import contextmanager
+from typing import Callable, Iterable, Iterator, Sequence
 
+from spark_ext.client_pool import ClientPool, PoolKey
 from spate.client import KafkaError, OpenTransaction, TransactionCompleter, TransactionCompletionError
 
 logger = logging.getLogger(__name__)
@@ -72,6 +76,7 @@ class ParallelTransactionCompleter:
         *,
         parallelism: int = DEFAULT_COMMIT_PARALLELISM,
         completer_factory: CompleterFactory = TransactionCompleter,
+        pool: ClientPool | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if parallelism < 1:
@@ -79,7 +84,19 @@ class ParallelTransactionCompleter:
         self.bootstrap_servers = bootstrap_servers
         self.parallelism = parallelism
         self._completer_factory = completer_factory
+        self._pool = pool
         self._clock = clock
+
+    @contextmanager
+    def _completer(self) -> Iterator[TransactionCompleter]:
+        make = self._completer_factory
+        if self._pool is None:
+            with make(self.bootstrap_servers) as completer:
+                yield completer
+            return
+        key = PoolKey.of("transaction-completer", make, self.bootstrap_servers, {})
+        with self._pool.borrow(key, lambda: make(self.bootstrap_servers)) as completer:
+            yield completer
 
     def complete_all(self, transactions: Iterable[OpenTransaction], *, commit: bool, timeout_ms: float) -> None:
         """End every transaction (duplicates once); returns once each one is decided.
@@ -94,7 +111,7 @@ class ParallelTransactionCompleter:
             return
         workers = min(self.parallelism, len(txns))
         if workers == 1:
-            with self._completer_factory(self.bootstrap_servers) as completer:
+            with self._completer() as completer:
                 completer.complete_all(txns, commit=commit, timeout_ms=timeout_ms)
             return
         deadline = self._clock() + timeout_ms / 1000
@@ -111,20 +128,24 @@ class ParallelTransactionCompleter:
         _raise_failures(outcomes, commit)
 
     def _work(self, outcomes: _Outcomes, commit: bool, deadline: float) -> None:
-        completer: TransactionCompleter | None = None
+        item = outcomes.next()
+        if item is None:
+            return
         try:
-            while (item := outcomes.next()) is not None:
-                index, txn = item
-                try:
-                    if completer is None:
-                        completer = self._completer_factory(self.bootstrap_servers)
-                    remaining_ms = max(0.0, deadline - self._clock()) * 1000
-                    completer.complete(txn, commit=commit, timeout_ms=remaining_ms)
-                except BaseException as exc:  # noqa: BLE001 - reported to the caller, never lost on a thread
-                    outcomes.record(index, txn, exc)
-        finally:
-            if completer is not None:
-                _close_quietly(completer)
+            with self._completer() as completer:
+                while item is not None:
+                    index, txn = item
+                    try:
+                        remaining_ms = max(0.0, deadline - self._clock()) * 1000
+                        completer.complete(txn, commit=commit, timeout_ms=remaining_ms)
+                    except BaseException as exc:  # noqa: BLE001 - reported to the caller, never lost on a thread
+                        outcomes.record(index, txn, exc)
+                    item = outcomes.next()
+        except BaseException as exc:  # noqa: BLE001 - no completer: this transaction stays undecided
+            if item is not None:
+                outcomes.record(item[0], item[1], exc)
+            while (rest := outcomes.next()) is not None:
+                outcomes.record(rest[0], rest[1], exc)
 
 
 def _raise_failures(outcomes: _Outcomes, commit: bool) -> None:
@@ -136,9 +157,3 @@ def _raise_failures(outcomes: _Outcomes, commit: bool) -> None:
     if refused:
         raise TransactionCompletionError(commit, refused)
 
-
-def _close_quietly(completer: TransactionCompleter) -> None:
-    try:
-        completer.close()
-    except Exception as exc:  # noqa: BLE001 - the transactions are decided; a failed close changes nothing
-        logger.debug("closing a transaction completer failed: %s", exc)

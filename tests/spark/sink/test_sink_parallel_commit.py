@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from spark_ext.client_pool import ClientPool
 from spark_ext.sink_commit import SinkCommitError, commit_transactions
 from spark_ext.sink_options import SinkOptionError, parse_sink_options
 from spark_ext.sink_parallel_commit import DEFAULT_COMMIT_PARALLELISM, ParallelTransactionCompleter
@@ -15,7 +16,7 @@ from spark_ext.sink_task import SinkCommitMessage
 from spate.client import ErrorCode, KafkaError, KafkaTimeoutError, OpenTransaction, TransactionCompletionError
 
 
-@dataclass
+@dataclass(eq=False)  # hashable: its factory keys a client pool
 class Coordinator:
     """What fake completers did, across threads."""
 
@@ -155,3 +156,18 @@ def test_commit_parallelism_is_a_sink_option() -> None:
     assert parse_sink_options({**base, "commitparallelism": "2"}, streaming=True).commit_parallelism == 2
     with pytest.raises(SinkOptionError, match="commitParallelism.*at least 1"):
         parse_sink_options({**base, "commitParallelism": "0"}, streaming=True)
+
+
+def test_with_a_pool_the_next_batch_reuses_the_completers_and_their_connections() -> None:
+    coordinator = Coordinator(delay_s=0.01)
+    pool = ClientPool(reaper=False)
+    committer = ParallelTransactionCompleter(
+        "h:1", parallelism=4, completer_factory=coordinator.factory, pool=pool
+    )
+    committer.complete_all(txns(8), commit=True, timeout_ms=5_000)
+    made = len(coordinator.completers)
+    committer.complete_all(txns(8), commit=True, timeout_ms=5_000)
+    assert 1 <= made <= 4 and len(coordinator.completers) <= 4
+    assert not any(c.closed for c in coordinator.completers) and pool.idle_count == len(coordinator.completers)
+    pool.close()
+    assert all(c.closed for c in coordinator.completers)
