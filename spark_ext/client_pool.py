@@ -222,10 +222,14 @@ class ClientPool:
             close_client(client)
 
     def forget(self) -> None:
-        """Drop every idle client without closing it (a forked child does not own its parent's sockets)."""
-        with self._lock:
-            self._idle.clear()
-            self._reaper = None
+        """Drop every idle client without closing it (a forked child does not own its parent's sockets).
+
+        Runs in a forked child, where the parent's threads are gone and the
+        lock may have been held by one of them: everything is made anew.
+        """
+        self._lock = threading.Lock()
+        self._idle = {}
+        self._reaper = None
         self._wake = threading.Event()
 
 

@@ -183,3 +183,24 @@ def test_many_threads_never_share_a_client_at_the_same_time() -> None:
 def test_the_key_does_not_show_its_settings() -> None:
     shown = repr(key(sasl_password="hunter2"))
     assert "hunter2" not in shown and "h:1" in shown
+
+
+def test_a_forked_child_starts_with_an_empty_pool_and_leaves_the_parents_clients_open() -> None:
+    import os
+
+    from spark_ext.client_pool import shared_pool
+
+    clients = shared_pool()
+    client = FakeClient()
+    clients._give_back(key("fork-test:1"), client)
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child reports its pool's size, then leaves without running atexit handlers
+        os.write(write, str(shared_pool().idle_count).encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(child, 0)
+    assert os.read(read, 16) == b"0"
+    os.close(read)
+    with clients.borrow(key("fork-test:1"), FakeClient) as again:
+        assert again is client and not client.closed
