@@ -18,7 +18,7 @@ at fault.
                                     (default ``_spate_sink_batches``, created on first use)
 ``commitTimeoutMs``                 how long the driver keeps trying to end the transactions
 ``commitParallelism``               how many of a batch's transactions the driver ends at a time
-                                    (default 8; 1: one after another)
+                                    (default 4; 1: one after another)
 ``metricsPort``                     serve the query's Prometheus metrics from the driver on this port
                                     (``metricsHost``, ``metricsQuery`` as for the source)
 ``sourceGroupId``                   consumer group of the query's spate source: each micro-batch's

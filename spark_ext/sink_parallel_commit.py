@@ -40,7 +40,8 @@ from spate.client import KafkaError, OpenTransaction, TransactionCompleter, Tran
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_COMMIT_PARALLELISM = 8
+# Measured: on one Python broker, 4 concurrent EndTxn cut an 8-transaction commit most; 8 gained nothing more.
+DEFAULT_COMMIT_PARALLELISM = 4
 CompleterFactory = Callable[[str], TransactionCompleter]
 
 
