@@ -12,6 +12,13 @@ ratio less. Records/s is the input count over the query's wall time, start
 to termination; the p50 of Spark's ``addBatch`` time per micro-batch
 (the tasks' writes plus the driver's commit) is printed next to it.
 
+Then the driver's commit alone: ``--commit-rounds`` times, one open
+transaction per partition (each holding a few records, handed off as a task
+does) is committed with ``commitParallelism`` 1 (one after another), 2, 4
+and 8, and the median time of each is printed: once against the broker on
+loopback, once against a second broker reached through a proxy that holds
+each chunk ``--commit-delay-ms`` (a network's round trip).
+
 Not part of the test suite::
 
     .venv/bin/python tests/perf/spark_sink_bench.py [--records 200000] [--partitions 4,8] \\
@@ -36,8 +43,9 @@ if str(REPO) not in sys.path:
 
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
+from tests.perf.latency_proxy import LatencyProxy  # noqa: E402
 from tests.perf.spark_bench_support import produce_bulk, spark_session  # noqa: E402
-from tests.support.broker_process import BrokerProcess  # noqa: E402
+from tests.support.broker_process import BrokerProcess, free_port  # noqa: E402
 
 GUARANTEES = ("exactly_once", "at_least_once")
 
@@ -102,6 +110,75 @@ def copy_once(
     return SinkRun(guarantee, partitions, args.records, seconds, len(measured), add_batch)
 
 
+def open_transactions(bootstrap: str, topic: str, partitions: int, tag: str) -> list:
+    """One handed-off transaction per partition, as the exactly-once tasks leave them for the driver."""
+    from spate.client import Producer, hand_off_transaction
+
+    handed = []
+    for partition in range(partitions):
+        producer = Producer(bootstrap, transactional_id=f"bench-{tag}-{partition}")
+        producer.init_transactions(30_000)
+        producer.begin_transaction()
+        for i in range(10):
+            producer.send(topic, b"x" * 100, partition=partition)
+        handed.append(hand_off_transaction(producer, timeout_ms=30_000))
+    return handed
+
+
+COMMIT_PARALLELISMS = (1, 2, 4, 8)
+
+
+def measure_commit_phase(bootstrap: str, partitions: int, rounds: int) -> dict[int, float]:
+    """Median ms to commit ``partitions`` open transactions, by commit parallelism."""
+    from spark_ext.client_pool import ClientPool
+    from spark_ext.sink_parallel_commit import ParallelTransactionCompleter
+
+    topic = f"commit-phase-{partitions}"
+    create_topic(bootstrap, topic, partitions)
+    times: dict[int, list[float]] = {parallelism: [] for parallelism in COMMIT_PARALLELISMS}
+    pool = ClientPool(reaper=False)
+    try:
+        for run in range(rounds):
+            for parallelism in times:
+                handed = open_transactions(bootstrap, topic, partitions, f"{partitions}-{parallelism}")
+                committer = ParallelTransactionCompleter(bootstrap, parallelism=parallelism, pool=pool)
+                if run == 0:  # connections made here, as in a driver's first micro-batch: not measured
+                    committer.complete_all(handed, commit=True, timeout_ms=60_000)
+                    continue
+                started = time.perf_counter()
+                committer.complete_all(handed, commit=True, timeout_ms=60_000)
+                times[parallelism].append((time.perf_counter() - started) * 1000)
+    finally:
+        pool.close()
+    return {parallelism: statistics.median(values) for parallelism, values in times.items()}
+
+
+def measure_behind_proxy(workdir: Path, counts: list[int], args) -> dict[tuple[str, int], dict[int, float]]:
+    """The commit phase against a broker that clients reach through a LatencyProxy only."""
+    port = free_port()
+    broker = BrokerProcess(
+        data_dir=workdir / "proxied-broker", overrides={"advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}"}
+    ).start()
+    proxy = LatencyProxy(broker.port, args.commit_delay_ms / 1000, listen_port=port)
+    where = f"+{args.commit_delay_ms:g} ms"
+    try:
+        return {
+            (where, partitions): measure_commit_phase(f"127.0.0.1:{port}", partitions, args.commit_rounds + 1)
+            for partitions in counts
+        }
+    finally:
+        proxy.close()
+        broker.stop()
+
+
+def print_commit_phase(commit_ms: dict[tuple[str, int], dict[int, float]], args) -> None:
+    print(f"\ndriver commit of one open transaction per partition, median ms of {args.commit_rounds} runs")
+    print(f"{'broker':>10}{'partitions':>12}" + "".join(f"{f'parallelism {p}':>16}" for p in COMMIT_PARALLELISMS))
+    for (where, partitions), by_parallelism in commit_ms.items():
+        cells = "".join(f"{by_parallelism[p]:>16.1f}" for p in COMMIT_PARALLELISMS)
+        print(f"{where:>10}{partitions:>12}{cells}")
+
+
 def warm_up(spark, bootstrap: str, workdir: Path, guarantees: list[str], args) -> None:
     """A small copy per guarantee first, so the JVM's and the workers' start-up is not measured."""
     small = argparse.Namespace(**{**vars(args), "records": 5_000, "max_offsets_per_trigger": 2_500})
@@ -109,6 +186,30 @@ def warm_up(spark, bootstrap: str, workdir: Path, guarantees: list[str], args) -
     produce_bulk(bootstrap, "warm-up", small.records, args.value_size, 2)
     for guarantee in guarantees:
         copy_once(spark, bootstrap, workdir, "warm-up", 2, guarantee, small, run=-1)
+
+
+def run_copies(bootstrap: str, workdir: Path, counts: list[int], guarantees: list[str], args) -> list[SinkRun]:
+    """The copies of every partition count, guarantees alternating; the best run of each guarantee."""
+    spark = spark_session("spate-sink-bench", **{"spark.ui.showConsoleProgress": "false"})
+    runs: list[SinkRun] = []
+    try:
+        warm_up(spark, bootstrap, workdir, guarantees, args)
+        for partitions in counts:
+            source = f"source-{partitions}"
+            create_topic(bootstrap, source, partitions)
+            produce_bulk(bootstrap, source, args.records, args.value_size, partitions)
+            best: dict[str, SinkRun] = {}
+            for run in range(args.rounds):
+                for guarantee in guarantees:
+                    result = copy_once(spark, bootstrap, workdir, source, partitions, guarantee, args, run)
+                    print(f"{partitions} partitions, {guarantee}, round {run + 1}: {result.rate:,.0f} records/s",
+                          flush=True)
+                    if guarantee not in best or result.rate > best[guarantee].rate:
+                        best[guarantee] = result
+            runs.extend(best[g] for g in guarantees)
+    finally:
+        spark.stop()
+    return runs
 
 
 def print_table(runs: list[SinkRun], args) -> None:
@@ -133,7 +234,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-offsets-per-trigger", type=int, default=50_000)
     parser.add_argument("--commit-parallelism", type=int, default=None, help="the sink's commitParallelism")
     parser.add_argument("--guarantees", default=",".join(GUARANTEES))
+    parser.add_argument("--commit-only", action="store_true", help="only the commit-phase measurement")
     parser.add_argument("--rounds", type=int, default=2, help="runs per guarantee; the best counts")
+    parser.add_argument("--commit-rounds", type=int, default=6, help="runs of the commit-phase measurement")
+    parser.add_argument("--commit-delay-ms", type=float, default=2.0, help="one-way delay of the proxied broker")
     args = parser.parse_args(argv)
     counts = [int(p) for p in args.partitions.split(",") if p.strip()]
     guarantees = [g.strip() for g in args.guarantees.split(",") if g.strip()]
@@ -142,29 +246,23 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="spate-sink-bench-"))
     broker = BrokerProcess(data_dir=workdir / "broker").start()
     runs: list[SinkRun] = []
+    commit_ms: dict[tuple[str, int], dict[int, float]] = {}
     try:
-        spark = spark_session("spate-sink-bench", **{"spark.ui.showConsoleProgress": "false"})
-        try:
-            warm_up(spark, broker.bootstrap, workdir, guarantees, args)
-            for partitions in counts:
-                source = f"source-{partitions}"
-                create_topic(broker.bootstrap, source, partitions)
-                produce_bulk(broker.bootstrap, source, args.records, args.value_size, partitions)
-                best: dict[str, SinkRun] = {}
-                for run in range(args.rounds):
-                    for guarantee in guarantees:
-                        result = copy_once(spark, broker.bootstrap, workdir, source, partitions, guarantee, args, run)
-                        print(f"{partitions} partitions, {guarantee}, round {run + 1}: {result.rate:,.0f} records/s",
-                              flush=True)
-                        if guarantee not in best or result.rate > best[guarantee].rate:
-                            best[guarantee] = result
-                runs.extend(best[g] for g in guarantees)
-        finally:
-            spark.stop()
+        if not args.commit_only:
+            runs = run_copies(broker.bootstrap, workdir, counts, guarantees, args)
+        for partitions in counts:
+            commit_ms["loopback", partitions] = measure_commit_phase(
+                broker.bootstrap, partitions, args.commit_rounds + 1
+            )
     finally:
         broker.stop()
+    try:
+        commit_ms.update(measure_behind_proxy(workdir, counts, args))
+    finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    print_table(runs, args)
+    if runs:
+        print_table(runs, args)
+    print_commit_phase(commit_ms, args)
     return 0
 
 
