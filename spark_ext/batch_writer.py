@@ -21,6 +21,7 @@ from typing import Callable, Iterator, List, Optional
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
+from spark_ext.client_pool import shared_pool
 from spark_ext.sink_commit import abort_transactions, commit_transactions, summarize
 from spark_ext.sink_options import SinkOptions
 from spark_ext.sink_records import records_of
@@ -62,7 +63,7 @@ class SpateBatchWriter(DataSourceArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> SinkCommitMessage:
         info = self._task_info()
         records = records_of(iterator, self.columns, self.options.topic)
-        task = TaskWriter(self.options, self._producer_factory, self._admin_factory)
+        task = TaskWriter(self.options, self._producer_factory, self._admin_factory, shared_pool())
         if self.options.exactly_once:
             return task.write_transactional(records, info, self.transactional_id(info.partition), None)
         return task.write_at_least_once(records, info)
@@ -76,6 +77,8 @@ class SpateBatchWriter(DataSourceArrowWriter):
                 batch_id=None,
                 timeout_ms=self.options.commit_timeout_ms,
                 completer_factory=self._completer_factory,
+                parallelism=self.options.commit_parallelism,
+                pool=shared_pool(),
             )
         rows, _ = summarize(messages)
         logger.info("batch write %s: %d row(s), %d transaction(s) committed", self.job_id, rows, committed)
@@ -88,4 +91,6 @@ class SpateBatchWriter(DataSourceArrowWriter):
                 batch_id=None,
                 timeout_ms=self.options.commit_timeout_ms,
                 completer_factory=self._completer_factory,
+                parallelism=self.options.commit_parallelism,
+                pool=shared_pool(),
             )

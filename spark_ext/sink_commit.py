@@ -1,7 +1,9 @@
 """The driver's half of the exactly-once protocol: end the transactions the tasks left open.
 
 ``commit`` runs once every task of a micro-batch (or batch job) succeeded:
-it commits each open transaction named in the tasks' messages. If one
+it commits each open transaction named in the tasks' messages, up to
+``commitParallelism`` at a time (:mod:`spark_ext.sink_parallel_commit`), and
+returns only once every one is decided. If one
 cannot be committed (most often: it outlived ``transaction.timeout.ms`` and
 the coordinator aborted it), ``commit`` raises after trying all the others,
 so Spark fails the batch instead of recording it as done; a restarted query
@@ -29,6 +31,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 from spark_ext.checkpoint_offsets import CheckpointOffsetsError, read_batch_offsets
+from spark_ext.client_pool import ClientPool
+from spark_ext.sink_parallel_commit import DEFAULT_COMMIT_PARALLELISM, ParallelTransactionCompleter
 from spark_ext.sink_task import SinkCommitMessage
 from spate.client import (
     ClientError,
@@ -106,11 +110,15 @@ def commit_transactions(
     source_offsets: SourceOffsets | None = None,
     offsets_writer_factory: OffsetsWriterFactory = TransactionOffsetsWriter,
     offsets_producer_factory: OffsetsProducerFactory | None = None,
+    parallelism: int = DEFAULT_COMMIT_PARALLELISM,
+    pool: ClientPool | None = None,
 ) -> int:
     """Commit every open transaction of the batch, with ``source_offsets`` if given; returns how many.
 
     Raises SinkCommitError. ``offsets_producer_factory`` is needed when
     ``source_offsets`` is given and the batch may leave no transaction open.
+    ``parallelism``: how many EndTxn requests are in flight at a time;
+    ``pool``: where the completers' connections are kept between batches.
     """
     transactions = open_transactions(messages)
     if source_offsets is not None and source_offsets.offsets:
@@ -122,15 +130,18 @@ def commit_transactions(
         _commit_with_offsets(
             bootstrap_servers, transactions, source_offsets, batch_id=batch_id, timeout_ms=timeout_ms,
             completer_factory=completer_factory, offsets_writer_factory=offsets_writer_factory,
+            parallelism=parallelism, pool=pool,
         )
         return len(transactions)
     if not transactions:
         return 0
-    with completer_factory(bootstrap_servers) as completer:
-        try:
-            completer.complete_all(transactions, commit=True, timeout_ms=timeout_ms)
-        except (ClientError, KafkaError) as exc:
-            raise _commit_failed(exc, batch_id, len(transactions)) from exc
+    completers = ParallelTransactionCompleter(
+        bootstrap_servers, parallelism=parallelism, completer_factory=completer_factory, pool=pool
+    )
+    try:
+        completers.complete_all(transactions, commit=True, timeout_ms=timeout_ms)
+    except (ClientError, KafkaError) as exc:
+        raise _commit_failed(exc, batch_id, len(transactions)) from exc
     return len(transactions)
 
 
@@ -155,6 +166,8 @@ def _commit_with_offsets(
     timeout_ms: float,
     completer_factory: CompleterFactory,
     offsets_writer_factory: OffsetsWriterFactory,
+    parallelism: int,
+    pool: ClientPool | None,
 ) -> None:
     """Add the offsets to the first transaction; commit the others, then it (or abort it if one failed)."""
     carrier, others = transactions[0], list(transactions[1:])
@@ -167,10 +180,12 @@ def _commit_with_offsets(
             f"{describe_batch(batch_id)}: the source offsets of group {source.group_id!r} could not join the "
             f"transaction of {carrier.transactional_id!r}: {exc}; restarting the query replays the batch"
         ) from exc
+    completers = ParallelTransactionCompleter(
+        bootstrap_servers, parallelism=parallelism, completer_factory=completer_factory, pool=pool
+    )
     with completer_factory(bootstrap_servers) as completer:
         try:
-            if others:
-                completer.complete_all(others, commit=True, timeout_ms=timeout_ms)
+            completers.complete_all(others, commit=True, timeout_ms=timeout_ms)
         except (ClientError, KafkaError) as exc:
             _abort_quietly(completer, carrier, batch_id, timeout_ms)
             raise _commit_failed(exc, batch_id, len(transactions)) from exc
@@ -220,14 +235,18 @@ def abort_transactions(
     batch_id: int | None,
     timeout_ms: float,
     completer_factory: CompleterFactory = TransactionCompleter,
+    parallelism: int = DEFAULT_COMMIT_PARALLELISM,
+    pool: ClientPool | None = None,
 ) -> int:
     """Abort every open transaction named by the messages; failures are logged. Returns how many were named."""
     transactions = open_transactions(messages)
     if not transactions:
         return 0
+    completers = ParallelTransactionCompleter(
+        bootstrap_servers, parallelism=parallelism, completer_factory=completer_factory, pool=pool
+    )
     try:
-        with completer_factory(bootstrap_servers) as completer:
-            completer.complete_all(transactions, commit=False, timeout_ms=timeout_ms)
+        completers.complete_all(transactions, commit=False, timeout_ms=timeout_ms)
     except (ClientError, KafkaError) as exc:
         logger.warning(
             "%s: some transactions were not aborted (the next attempt or their timeout aborts them): %s",

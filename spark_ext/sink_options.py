@@ -17,6 +17,8 @@ at fault.
 ``sinkBookkeepingTopic``            topic whose partition 0 keys the per-task batch records
                                     (default ``_spate_sink_batches``, created on first use)
 ``commitTimeoutMs``                 how long the driver keeps trying to end the transactions
+``commitParallelism``               how many of a batch's transactions the driver ends at a time
+                                    (default 4; 1: one after another)
 ``metricsPort``                     serve the query's Prometheus metrics from the driver on this port
                                     (``metricsHost``, ``metricsQuery`` as for the source)
 ``sourceGroupId``                   consumer group of the query's spate source: each micro-batch's
@@ -42,6 +44,7 @@ from spark_ext.checkpoint_offsets import CheckpointOffsetsError, local_checkpoin
 from spark_ext.kafka_options import SECURITY_KEYWORDS, OptionError, OptionRules
 from spark_ext.metrics_options import NAMES as METRICS_OPTIONS
 from spark_ext.metrics_options import MetricsOptions, parse_metrics_options
+from spark_ext.sink_parallel_commit import DEFAULT_COMMIT_PARALLELISM
 
 DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000
 DEFAULT_COMMIT_TIMEOUT_MS = 120_000
@@ -67,6 +70,7 @@ _DISPLAY = {
         "kafka.transaction.timeout.ms",
         "sinkBookkeepingTopic",
         "commitTimeoutMs",
+        "commitParallelism",
         "sourceGroupId",
         "checkpointLocation",
         "path",
@@ -129,6 +133,7 @@ class SinkOptions:
     transaction_timeout_ms: int = DEFAULT_TRANSACTION_TIMEOUT_MS
     bookkeeping_topic: str = DEFAULT_BOOKKEEPING_TOPIC
     commit_timeout_ms: int = DEFAULT_COMMIT_TIMEOUT_MS
+    commit_parallelism: int = DEFAULT_COMMIT_PARALLELISM
     producer_settings: dict[str, Any] = field(default_factory=dict)
     # sourceGroupId, and the local checkpoint directory whose offset log it is committed from.
     source_group_id: str | None = None
@@ -167,6 +172,7 @@ def parse_sink_options(options: Mapping[str, str], *, streaming: bool) -> SinkOp
     transaction_timeout_ms = _transaction_timeout_ms(opts)
     bookkeeping_topic = _bookkeeping_topic(opts)
     commit_timeout_ms = _int(opts, "committimeoutms", DEFAULT_COMMIT_TIMEOUT_MS, minimum=1)
+    commit_parallelism = _int(opts, "commitparallelism", DEFAULT_COMMIT_PARALLELISM, minimum=1)
     prefix = _transactional_id_prefix(opts)
     if streaming and delivery is DeliveryGuarantee.EXACTLY_ONCE and prefix is None:
         checkpoint = opts.get("checkpointlocation", "").strip()
@@ -188,6 +194,7 @@ def parse_sink_options(options: Mapping[str, str], *, streaming: bool) -> SinkOp
         transaction_timeout_ms=transaction_timeout_ms,
         bookkeeping_topic=bookkeeping_topic,
         commit_timeout_ms=commit_timeout_ms,
+        commit_parallelism=commit_parallelism,
         producer_settings=producer_settings,
         source_group_id=source_group_id,
         checkpoint_dir=checkpoint_dir,

@@ -21,6 +21,13 @@ next attempt's ``init_transactions`` or the transaction timeout aborts it.
 
 At-least-once: a plain idempotent producer sends every row and flushes; the
 message only reports the row count.
+
+Clients come from the executor's :mod:`spark_ext.client_pool`: the
+at-least-once producer and the Admin client that reads the bookkeeping are
+borrowed and handed back for the next task (one task at a time; a task that
+fails closes the client it borrowed). The transactional producer is made
+for the task and closed by it: its id is the task's, and every attempt must
+fence the previous one.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from pyspark.sql.datasource import WriterCommitMessage
 
+from spark_ext.client_pool import ClientPool, PoolKey, shared_pool
 from spark_ext.sink_bookkeeping import BatchBookkeeping
 from spark_ext.sink_options import SinkOptions
 from spark_ext.sink_records import OutgoingRecord
@@ -147,10 +155,17 @@ class TaskWriter:
     options: SinkOptions
     producer_factory: ProducerFactory = Producer
     admin_factory: AdminFactory = Admin
+    pool: ClientPool | None = None  # None: the process's shared pool
 
     def _producer(self, **extra: Any) -> Producer:
         settings = {**self.options.producer_settings, **extra}
         return self.producer_factory(self.options.bootstrap_servers, **settings)
+
+    def _borrow(self, kind: str, factory: Callable[..., Any], settings: dict[str, Any]):
+        """A pooled client made by ``factory(bootstrap_servers, **settings)``, for ``with``."""
+        servers = self.options.bootstrap_servers
+        pool = self.pool if self.pool is not None else shared_pool()
+        return pool.borrow(PoolKey.of(kind, factory, servers, settings), lambda: factory(servers, **settings))
 
     # --- at least once ------------------------------------------------------------------------------
 
@@ -158,14 +173,11 @@ class TaskWriter:
         pending = _peek(records)
         if pending is None:
             return SinkCommitMessage(partition=info.partition, rows=0, batch_id=info.batch_id)
-        producer = self._producer()
-        try:
+        with self._borrow("producer", self.producer_factory, dict(self.options.producer_settings)) as producer:
             tracker = DeliveryTracker()
             sent = _send_all(producer, pending, tracker)
             producer.flush(self.options.commit_timeout_ms / 1000)
             _check_delivered(tracker, sent, f"task {info.partition}")
-        finally:
-            producer.close(self.options.commit_timeout_ms / 1000)
         return SinkCommitMessage(partition=info.partition, rows=sent, batch_id=info.batch_id)
 
     # --- exactly once -------------------------------------------------------------------------------
@@ -226,7 +238,7 @@ class TaskWriter:
         )
 
     def _already_committed(self, bookkeeping: BatchBookkeeping, info: TaskInfo, timeout_ms: float) -> bool:
-        with self.admin_factory(self.options.bootstrap_servers, **self.options.admin_settings()) as admin:
+        with self._borrow("admin", self.admin_factory, self.options.admin_settings()) as admin:
             last = bookkeeping.last_committed_batch(admin, info.partition, timeout_ms=timeout_ms)
             if last is None:
                 bookkeeping.ensure_topic(admin, timeout_ms=timeout_ms)

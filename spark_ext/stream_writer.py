@@ -19,6 +19,7 @@ from typing import Callable, Iterator, List, Optional
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
 
+from spark_ext.client_pool import shared_pool
 from spark_ext.query_metrics import report
 from spark_ext.sink_bookkeeping import BatchBookkeeping
 from spark_ext.sink_commit import (
@@ -72,7 +73,7 @@ class SpateStreamWriter(DataSourceStreamArrowWriter):
         batches = iter(iterator)
         info = self._task_info()
         records = records_of(batches, self.columns, self.options.topic)
-        task = TaskWriter(self.options, self._producer_factory, self._admin_factory)
+        task = TaskWriter(self.options, self._producer_factory, self._admin_factory, shared_pool())
         bookkeeping = self.bookkeeping
         if bookkeeping is None:
             message = task.write_at_least_once(records, info)
@@ -95,6 +96,8 @@ class SpateStreamWriter(DataSourceStreamArrowWriter):
                 batch_id=batchId,
                 timeout_ms=self.options.commit_timeout_ms,
                 completer_factory=self._completer_factory,
+                parallelism=self.options.commit_parallelism,
+                pool=shared_pool(),
                 source_offsets=self._source_offsets(batchId),
                 offsets_writer_factory=self._offsets_writer_factory,
                 offsets_producer_factory=self._offsets_producer,
@@ -137,4 +140,6 @@ class SpateStreamWriter(DataSourceStreamArrowWriter):
                 batch_id=batchId,
                 timeout_ms=self.options.commit_timeout_ms,
                 completer_factory=self._completer_factory,
+                parallelism=self.options.commit_parallelism,
+                pool=shared_pool(),
             )

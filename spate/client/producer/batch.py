@@ -281,19 +281,26 @@ class ProducerBatch:
 
     # --- outcome ---------------------------------------------------------------------------------
 
+    # ``done`` is set only after the records' delivery callbacks ran: ``flush`` waits for it, and
+    # a caller that counts acknowledgements in callbacks must find them all counted once flush returns.
+
     def complete(self, base_offset: int, log_append_time: int = -1) -> None:
         """Resolve every record's outcome; ``base_offset`` -1 means the offsets are unknown."""
         if self.done:
             return
-        self.done = True
-        self.result.complete(base_offset, log_append_time)
+        try:
+            self.result.complete(base_offset, log_append_time)
+        finally:
+            self.done = True
 
     def fail(self, error: BaseException) -> None:
         """Fail every record's outcome with ``error``."""
         if self.done:
             return
-        self.done = True
-        self.result.fail(error)
+        try:
+            self.result.fail(error)
+        finally:
+            self.done = True
 
     def __repr__(self) -> str:
         state: list[Any] = [f"{self.record_count} records", f"{self.size_in_bytes} bytes"]

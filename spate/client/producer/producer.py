@@ -288,7 +288,8 @@ class Producer:
     def flush(self, timeout: float | None = None) -> None:
         """Send everything queued now and wait (seconds; None: no limit) until each record's outcome is known.
 
-        Raises KafkaTimeoutError when the timeout passes first.
+        As in Kafka's producer, the records' delivery callbacks have all run
+        when ``flush`` returns. Raises KafkaTimeoutError when the timeout passes first.
         """
         with self._lock:
             pending = self._memory.incomplete()

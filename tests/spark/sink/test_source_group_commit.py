@@ -144,12 +144,9 @@ def commit(calls: Calls, messages: list, source: SourceOffsets | None = SOURCE) 
 def test_offsets_join_the_first_open_transaction_which_is_committed_after_the_others() -> None:
     calls = Calls()
     assert commit(calls, [message(0, None), message(1, "s-1"), message(2, "s-2"), message(3, "s-3")]) == 3
-    assert calls.log == [
-        ("offsets", "s-1", "G", dict(SOURCE.offsets)),
-        ("commit", "s-2"),
-        ("commit", "s-3"),
-        ("commit", "s-1"),
-    ]
+    assert calls.log[0] == ("offsets", "s-1", "G", dict(SOURCE.offsets))
+    assert sorted(calls.log[1:3]) == [("commit", "s-2"), ("commit", "s-3")]  # ended concurrently
+    assert calls.log[3:] == [("commit", "s-1")]
 
 
 def test_when_another_transaction_is_refused_the_offsets_transaction_is_aborted() -> None:

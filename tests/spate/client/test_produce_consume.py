@@ -156,6 +156,24 @@ def test_delivery_callbacks_report_each_outcome(broker, topic_name) -> None:
     assert sorted(reports) == [(i, None) for i in range(10)]
 
 
+def test_flush_returns_only_after_every_delivery_callback_ran(broker, topic_name) -> None:
+    """Batches already sent when flush starts, whose callbacks are still running, are waited for too."""
+    topic = create_topic(broker.bootstrap, topic_name(), 1)
+    for _ in range(3):
+        counted = []
+
+        def slow_count(metadata, error) -> None:
+            time.sleep(0.002)  # a busy sender thread: the callbacks of the last batch take a while
+            counted.append(error)
+
+        with Producer(broker.bootstrap, **{**broker.producer_settings(), "linger_ms": 0}) as producer:
+            for i in range(50):
+                producer.send(topic, str(i).encode(), on_delivery=slow_count)
+            time.sleep(0.05)  # the batches are sent and their callbacks run when flush starts
+            producer.flush(30)
+            assert counted == [None] * 50
+
+
 def test_a_topic_is_created_on_first_send_when_the_broker_allows_it(broker, topic_name) -> None:
     topic = topic_name()
     with Producer(broker.bootstrap, **broker.producer_settings(max_block_ms=20_000)) as producer:

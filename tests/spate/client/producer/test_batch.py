@@ -149,3 +149,17 @@ def test_a_cancelled_future_does_not_stop_the_others_from_resolving() -> None:
     assert futures[0].cancel()
     batch.complete(0)
     assert futures[1].result().offset == 1
+
+
+@pytest.mark.parametrize("outcome", ["complete", "fail"])
+def test_a_batch_is_done_only_once_its_delivery_callbacks_ran(outcome: str) -> None:
+    batch = ProducerBatch(TP, 0.0, capacity=1 << 20)
+    done_seen_by_callbacks = []
+    for i, future in enumerate(fill(batch, [(1, None, b"a", ()), (2, None, b"b", ())])):
+        batch.result.add_callback_unlocked(i, lambda metadata, error: done_seen_by_callbacks.append(batch.done))
+    if outcome == "complete":
+        batch.complete(7)
+    else:
+        batch.fail(RuntimeError("broker said no"))
+    assert done_seen_by_callbacks == [False, False]
+    assert batch.done
