@@ -210,6 +210,14 @@ class DynamicBrokerConfig:
             out[name] = (EffectiveValue(value, source), synonyms)
         return out
 
+    def layer_source(self, name: str) -> ConfigSource:
+        """Where a broker property set in the configuration in force comes from."""
+        if name in self.per_broker:
+            return ConfigSource.DYNAMIC_BROKER_CONFIG
+        if name in self.defaults:
+            return ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
+        return ConfigSource.STATIC_BROKER_CONFIG
+
     def _synonyms(self, name: str) -> list[ConfigSynonym]:
         static = self.static.as_properties()
         layers = (

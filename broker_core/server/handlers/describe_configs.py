@@ -70,22 +70,35 @@ async def handle(ctx: BrokerContext, request: Request) -> Any:
 
 async def _describe(ctx: BrokerContext, resource: Any, include_synonyms: bool, include_docs: bool) -> list[Any]:
     if resource.resource_type == TOPIC:
-        overrides = await ctx.admin.topic_configs(resource.resource_name)
-        broker_config = ctx.current_config
-        values = effective_topic_config(broker_config, overrides)
-
-        def synonyms(name: str) -> list[Any]:
-            return [
-                R.DescribeConfigsSynonym(name=s.name, value=s.value, source=s.source)
-                for s in topic_config_synonyms(broker_config, overrides, name)
-            ]
-
-        definitions = {name: entry.definition for name, entry in TOPIC_CONFIGS.items()}
-        return _entries(values, resource.configuration_keys, synonyms if include_synonyms else None, read_only=lambda _name: False,
-                        definitions=definitions, include_docs=include_docs)
+        return await _describe_topic(ctx, resource, include_synonyms, include_docs)
     if resource.resource_type == BROKER:
         return _describe_broker(ctx, resource.resource_name, resource.configuration_keys, include_synonyms, include_docs)
     raise KafkaError(ErrorCode.INVALID_REQUEST, f"unsupported config resource type {resource.resource_type}")
+
+
+async def _describe_topic(ctx: BrokerContext, resource: Any, include_synonyms: bool, include_docs: bool) -> list[Any]:
+    overrides = await ctx.admin.topic_configs(resource.resource_name)
+    broker_config = ctx.current_config
+    values = effective_topic_config(broker_config, overrides)
+    dynamic = ctx.dynamic_config.dynamic if ctx.dynamic_config is not None else None
+    if dynamic is not None:  # a broker default set dynamically is reported as such, not as static
+        for name, value in values.items():
+            if value.source == ConfigSource.STATIC_BROKER_CONFIG:
+                synonym = next(s for s in TOPIC_CONFIGS[name].broker_synonyms if broker_config.is_set(s))
+                values[name] = value._replace(source=dynamic.layer_source(synonym))
+
+    def synonyms(name: str) -> list[Any]:
+        return [
+            R.DescribeConfigsSynonym(
+                name=s.name, value=s.value,
+                source=dynamic.layer_source(s.name) if dynamic and s.source == ConfigSource.STATIC_BROKER_CONFIG
+                else s.source)
+            for s in topic_config_synonyms(broker_config, overrides, name)
+        ]
+
+    definitions = {name: entry.definition for name, entry in TOPIC_CONFIGS.items()}
+    return _entries(values, resource.configuration_keys, synonyms if include_synonyms else None,
+                    read_only=lambda _name: False, definitions=definitions, include_docs=include_docs)
 
 
 def _describe_broker(ctx: BrokerContext, name: str, keys: list[str] | None, include_synonyms: bool,

@@ -165,3 +165,9 @@ def test_append_to_a_config_that_is_not_a_list_is_an_invalid_request() -> None:
         apply_broker_ops({}, [ConfigOp("log.retention.ms", OP_APPEND, "5")])
     assert raised.value.code == ErrorCode.INVALID_REQUEST
     assert "Config value append is not allowed for config key: log.retention.ms" in str(raised.value)
+
+
+def test_the_layer_a_broker_property_comes_from(layered) -> None:
+    assert layered.layer_source("log.retention.ms") == ConfigSource.DYNAMIC_BROKER_CONFIG
+    assert layered.layer_source("log.segment.bytes") == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
+    assert layered.layer_source("num.partitions") == ConfigSource.STATIC_BROKER_CONFIG

@@ -106,7 +106,7 @@ def test_a_new_log_default_applies_to_running_topics_at_once(admin: AdminClient,
 
     assert len(segment_files(broker, topic)) >= 3
     topic_entry = describe(admin, ConfigResource.Type.TOPIC, topic)["segment.bytes"]
-    assert topic_entry.value == "1024"
+    assert (topic_entry.value, ConfigSource(topic_entry.source)) == ("1024", ConfigSource.DYNAMIC_BROKER_CONFIG)
 
 
 def test_dynamic_configs_are_in_force_after_a_restart(admin: AdminClient, broker: BrokerProcess) -> None:
