@@ -256,7 +256,8 @@ def apply_broker_ops(current: Mapping[str, str], ops: Sequence[ConfigOp]) -> dic
             props.pop(op.name, None)
             continue
         if op.value is None:
-            raise KafkaError(ErrorCode.INVALID_REQUEST, f"{OPERATION_NAMES[op.operation]} of {op.name} has a null value")
+            raise KafkaError(ErrorCode.INVALID_REQUEST,
+                             f"{OPERATION_NAMES[op.operation]} of {op.name} has a null value")
         if op.operation == OP_SET:
             props[op.name] = op.value
             continue

@@ -72,7 +72,8 @@ async def _describe(ctx: BrokerContext, resource: Any, include_synonyms: bool, i
     if resource.resource_type == TOPIC:
         return await _describe_topic(ctx, resource, include_synonyms, include_docs)
     if resource.resource_type == BROKER:
-        return _describe_broker(ctx, resource.resource_name, resource.configuration_keys, include_synonyms, include_docs)
+        return _describe_broker(ctx, resource.resource_name, resource.configuration_keys, include_synonyms,
+                                include_docs)
     raise KafkaError(ErrorCode.INVALID_REQUEST, f"unsupported config resource type {resource.resource_type}")
 
 

@@ -147,7 +147,8 @@ def test_kafka_configs_alters_and_describes_a_broker(broker: BrokerProcess) -> N
     described = kafka_configs(broker, "--entity-type", "brokers", "--entity-default", "--describe")
     assert described.stdout.splitlines() == [
         "Default configs for brokers in the cluster are:",
-        "  log.segment.bytes=2097152 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.segment.bytes=2097152}",
+        "  log.segment.bytes=2097152 sensitive=false"
+        " synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.segment.bytes=2097152}",
     ]
 
     refused = kafka_configs(broker, "--entity-type", "brokers", "--entity-default", "--alter",
