@@ -112,6 +112,9 @@ _SYNONYM_GROUPS = (
 _LISTENER_CONFIG = re.compile(r"listener\.name\.[^.]*\.(.*)")
 
 DEFAULT_ENTITY = "<default>"
+# Dynamic in Kafka, static in Spate: the socket server binds its listeners and sets up their TLS and SASL once,
+# when the broker is created.
+STATIC_IN_SPATE = ((LISTENER_CONFIGS | SECURITY_CONFIGS) & frozenset(BROKER_PROPERTIES)) - _CLUSTER_LEVEL_LISTENER_CONFIGS
 
 
 def broker_config_synonyms(name: str) -> tuple[str, ...]:
@@ -137,6 +140,9 @@ def validate_dynamic_configs(props: Mapping[str, str], *, per_broker: bool) -> N
           "Cannot update these configs dynamically")
     check({n for n in props if _base_name(n) not in DYNAMIC_CONFIGS},
           "Unknown broker configs (not one of Kafka's dynamic broker configs)")
+    check({n for n in props if _base_name(n) in STATIC_IN_SPATE},
+          "Spate does not change its listeners or their TLS and SASL settings at runtime; set these in the "
+          "broker's properties file")
     check({n for n in props if n in SECURITY_CONFIGS},
           "These security configs can be dynamically updated only per-listener using the listener prefix")
     check({n for n in props if _base_name(n) in SENSITIVE_PROPERTIES},

@@ -350,6 +350,7 @@ class Broker:
             sockets.quotas.limits = ConnectionLimits.from_config(new)
 
         self.dynamic_config.add_reconfigurable(SOCKET_SERVER_CONFIGS, limit_connections)
+        limit_connections(self.config, self.dynamic_config.current)  # the socket server was made with the file's
 
     def _start_authorizer(self) -> None:
         """authorizer.class.name set: ACLs from ZooKeeper (a cluster) or a file beside the embedded store."""

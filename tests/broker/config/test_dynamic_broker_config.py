@@ -57,19 +57,18 @@ def test_kafka_dynamic_configs_spate_does_not_use_are_kept() -> None:
     validate_dynamic_configs({"sasl.kerberos.min.time.before.relogin": "58000"}, per_broker=True)
 
 
-def test_key_store_settings_need_a_listener_prefix() -> None:
-    assert "only per-listener using the listener prefix" in refusal({"ssl.keystore.location": "/ks.p12"})
-    validate_dynamic_configs({"listener.name.external.ssl.keystore.location": "/ks.p12"}, per_broker=True)
-
-
-def test_passwords_are_not_stored_dynamically() -> None:
-    assert "Password configs" in refusal({"listener.name.external.ssl.keystore.password": "secret"})
-
-
-def test_listener_configs_need_a_broker_id() -> None:
-    message = refusal({"listeners": "PLAINTEXT://:9092"}, per_broker=False)
-    assert "Cannot update these configs at default cluster level, broker id must be specified: listeners" in message
+def test_listener_configs_spate_does_not_use_need_a_broker_id() -> None:
+    message = refusal({"sasl.kerberos.service.name": "kafka"}, per_broker=False)
+    assert ("Cannot update these configs at default cluster level, broker id must be specified: "
+            "sasl.kerberos.service.name") in message
+    validate_dynamic_configs({"sasl.kerberos.service.name": "kafka"}, per_broker=True)
     validate_dynamic_configs({"max.connections": "100"}, per_broker=False)  # a cluster-level listener config
+
+
+@pytest.mark.parametrize("name", ["advertised.listeners", "sasl.enabled.mechanisms", "ssl.keystore.location",
+                                  "listener.name.external.ssl.keystore.location"])
+def test_listeners_and_their_security_stay_static(name: str) -> None:
+    assert "does not change its listeners or their TLS and SASL settings" in refusal({name: "x"})
 
 
 def test_a_value_of_the_wrong_type_is_refused_naming_the_config() -> None:
