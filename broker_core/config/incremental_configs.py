@@ -28,7 +28,7 @@ OP_SET = 0
 OP_DELETE = 1
 OP_APPEND = 2
 OP_SUBTRACT = 3
-_OPERATIONS = {OP_SET: "SET", OP_DELETE: "DELETE", OP_APPEND: "APPEND", OP_SUBTRACT: "SUBTRACT"}
+OPERATION_NAMES = {OP_SET: "SET", OP_DELETE: "DELETE", OP_APPEND: "APPEND", OP_SUBTRACT: "SUBTRACT"}
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ def apply_incremental_ops(
     broker_config: BrokerConfig, current: Mapping[str, str], ops: Sequence[ConfigOp]
 ) -> dict[str, str]:
     """The topic's new overrides (validated, canonical text) after ``ops``; raises as the module says."""
-    _check_request(ops)
+    check_ops(ops)
     overrides: dict[str, str] = dict(current)
     for op in ops:
         if op.operation == OP_DELETE:
@@ -51,12 +51,12 @@ def apply_incremental_ops(
         if is_ignored_topic_config(op.name):
             continue
         if op.value is None:
-            raise KafkaError(ErrorCode.INVALID_REQUEST, f"{_OPERATIONS[op.operation]} of {op.name} has a null value")
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"{OPERATION_NAMES[op.operation]} of {op.name} has a null value")
         if op.operation == OP_SET:
             overrides[op.name] = op.value
             continue
         old = _list_value(broker_config, overrides, op)
-        values = _split(op.value)
+        values = split_list(op.value)
         if op.operation == OP_APPEND:
             new = old + [v for v in values if v not in old]
         else:
@@ -65,10 +65,10 @@ def apply_incremental_ops(
     return validate_topic_configs(overrides)
 
 
-def _check_request(ops: Sequence[ConfigOp]) -> None:
+def check_ops(ops: Sequence[ConfigOp]) -> None:
     seen: set[str] = set()
     for op in ops:
-        if op.operation not in _OPERATIONS:
+        if op.operation not in OPERATION_NAMES:
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"unknown config operation {op.operation} for {op.name}")
         if op.name in seen:
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"config {op.name} is named more than once")
@@ -81,12 +81,12 @@ def _list_value(broker_config: BrokerConfig, overrides: Mapping[str, str], op: C
         raise ConfigError("unknown topic config", key=op.name, value=op.value)
     if entry.definition.type is not PropertyType.LIST:
         raise KafkaError(
-            ErrorCode.INVALID_REQUEST, f"{_OPERATIONS[op.operation]} is only allowed on list configs, not {op.name}"
+            ErrorCode.INVALID_REQUEST, f"{OPERATION_NAMES[op.operation]} is only allowed on list configs, not {op.name}"
         )
     if op.name in overrides:
-        return _split(overrides[op.name])
-    return _split(render_value(effective_topic_values(broker_config, {})[op.name]) or "")
+        return split_list(overrides[op.name])
+    return split_list(render_value(effective_topic_values(broker_config, {})[op.name]) or "")
 
 
-def _split(text: str) -> list[str]:
+def split_list(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]

@@ -42,6 +42,7 @@ from broker_core.cluster.local_store import LocalMetadataStore
 from broker_core.cluster.metadata_store import BrokerRegistration, MetadataStore
 from broker_core.cluster.zk.partition_state_zk import PartitionStateZk
 from broker_core.config.broker_config import BrokerConfig
+from broker_core.config.dynamic_broker_config import LOG_CONFIGS, SOCKET_SERVER_CONFIGS
 from broker_core.config.errors import ConfigError
 from broker_core.config.topic_config import to_log_config_kwargs
 from broker_core.coordinator.group import GroupConfig, GroupCoordinator
@@ -65,10 +66,12 @@ from broker_core.security.quotas.rate_sensor import RateConfig
 from broker_core.server.clean_plan_service import CleanPlanService
 from broker_core.server.cluster_membership import ClusterMembership
 from broker_core.server.connection import ClientConnection
-from broker_core.server.connection_quotas import least_recently_used
+from broker_core.server.connection_quotas import ConnectionLimits, least_recently_used
 from broker_core.server.context import BrokerContext
 from broker_core.server.controlled_shutdown import ControlledShutdown
 from broker_core.server.dispatch import RequestDispatcher
+from broker_core.server.dynamic_config_manager import DynamicConfigManager
+from broker_core.server.dynamic_config_store import FileDynamicConfigStore, ZkDynamicConfigStore
 from broker_core.server.fetch_session.fetch_manager import FetchManager
 from broker_core.server.handlers import bind_handlers, served_apis
 from broker_core.server.handlers.consumer_group_heartbeat import TopicIdCache
@@ -145,6 +148,7 @@ class Broker:
         self.metrics = BrokerMetrics(self._socket_server.authentications) if self._metrics_listener else None
         self._registered = False
         self.quota_store: ZkClientQuotaStore | FileClientQuotaStore | None = None
+        self.dynamic_config: DynamicConfigManager | None = None
         self.quotas: ClientQuotaManager | None = None
         self._log_cleaner: LogCleaner | None = None
         self._clean_plans = CleanPlanService()
@@ -202,6 +206,9 @@ class Broker:
             else FileClientQuotaStore(config.metadata_dir))
         self.quotas = ClientQuotaManager(self.quota_store, RateConfig(
             config.get_int("quota.window.num"), config.get_int("quota.window.size.seconds")))
+        # Dynamic broker configs: in force from the start, as Kafka reads /config/brokers before its logs.
+        self.dynamic_config = await asyncio.to_thread(self._open_dynamic_config)
+        config = self.config = self.dynamic_config.current
         default_log_config = LogConfig(**to_log_config_kwargs(config))
         log_manager = LogManager(
             list(config.log_dirs), default_log_config, clock=self._clock,
@@ -215,6 +222,7 @@ class Broker:
             node_id=config.node_id, log_manager=log_manager, broker_config=config, clock=self._clock,
             purgatory=FetchPurgatory(),
         )
+        self._follow_dynamic_config()
         # Reported from inside a log operation: handled on the loop's next turn, once that operation has failed.
         log_manager.failures.on_failure = lambda log_dir: self._call_soon(lambda: self._on_log_dir_failure(log_dir))
         # Bind before registering so an ephemeral port (0) is advertised correctly.
@@ -326,8 +334,31 @@ class Broker:
             metadata=view, admin=admin, group_coordinator=self._group_coordinator,
             txn_coordinator=self._txn_coordinator, membership=self.membership, metrics=self.metrics,
             credentials=self.credentials, clean_plans=self._clean_plans, authorizer=self.authorizer,
-            quota_store=self.quota_store, fetch_sessions=self.fetch_sessions, **cluster,
+            quota_store=self.quota_store, fetch_sessions=self.fetch_sessions, dynamic_config=self.dynamic_config,
+            **cluster,
         )
+
+    def _open_dynamic_config(self) -> DynamicConfigManager:
+        """/config/brokers in a cluster (every broker follows its change notifications), else a file."""
+        if self.membership is None:
+            return DynamicConfigManager(self.config, FileDynamicConfigStore(self.config.metadata_dir))
+        def reload() -> None:
+            if self.dynamic_config is not None:
+                self.dynamic_config.reload_from_thread()
+
+        store = ZkDynamicConfigStore(self.membership.session, on_change=reload)
+        return DynamicConfigManager(self.config, store, call_soon=self._call_soon)
+
+    def _follow_dynamic_config(self) -> None:
+        """What a running broker applies of a dynamic config change: log defaults and connection limits."""
+        replicas, sockets = self.replicas, self._socket_server
+        self.dynamic_config.add_reconfigurable(LOG_CONFIGS, lambda _old, new: replicas.reconfigure(new))
+
+        def limit_connections(_old: BrokerConfig, new: BrokerConfig) -> None:
+            sockets.quotas.limits = ConnectionLimits.from_config(new)
+
+        self.dynamic_config.add_reconfigurable(SOCKET_SERVER_CONFIGS, limit_connections)
+        limit_connections(self.config, self.dynamic_config.current)  # the socket server was made with the file's
 
     def _start_authorizer(self) -> None:
         """authorizer.class.name set: ACLs from ZooKeeper (a cluster) or a file beside the embedded store."""
@@ -591,6 +622,8 @@ class Broker:
             self.authorizer.close()
         if self.quota_store is not None:
             self.quota_store.close()
+        if self.dynamic_config is not None:
+            self.dynamic_config.close()
         if self.membership is not None:
             # Resigns as controller and ends the session: the registration goes with it.
             await asyncio.to_thread(self.membership.close)

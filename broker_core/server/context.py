@@ -12,6 +12,7 @@ from broker_core.security.credentials import ScramCredentialStore
 from broker_core.security.quotas.quota_store import ClientQuotaStore
 from broker_core.server.clean_plan_service import CleanPlanService
 from broker_core.server.cluster_membership import ClusterMembership
+from broker_core.server.dynamic_config_manager import DynamicConfigManager
 from broker_core.server.fetch_session.fetch_manager import FetchManager
 from broker_core.server.isr_manager import IsrManager
 from broker_core.server.metadata_view import MetadataView
@@ -63,3 +64,11 @@ class BrokerContext:
     quota_store: ClientQuotaStore | None = None
     # Incremental fetch sessions (KIP-227), shared by every listener; None: every fetch is sessionless.
     fetch_sessions: FetchManager | None = None
+
+    # Dynamic broker configs (resource BROKER of AlterConfigs / DescribeConfigs) and the configuration in force.
+    dynamic_config: DynamicConfigManager | None = None
+
+    @property
+    def current_config(self) -> BrokerConfig:
+        """``config`` with the dynamic broker configs applied."""
+        return self.dynamic_config.current if self.dynamic_config is not None else self.config

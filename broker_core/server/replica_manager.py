@@ -71,6 +71,8 @@ class ReplicaManager:
         self._partitions: dict[PartitionKey, Partition] = {}  # every hosted partition
         self._leaders: set[PartitionKey] = set()
         self._topic_ids: dict[str, uuid.UUID] = {}
+        # Each hosted topic's config overrides, to derive its logs' configs again when broker defaults change.
+        self._topic_overrides: dict[str, dict[str, str]] = {}
         self._listeners: list[LeadershipListener] = []
         self._high_watermarks = HighWatermarkCheckpoints(log_manager.log_dirs, log_manager.failures)
         # Partitions whose log dir failed: their requests answer KAFKA_STORAGE_ERROR until a restart.
@@ -80,6 +82,12 @@ class ReplicaManager:
             node_id=node_id, config=ReplicaFetcherConfig.from_broker_config(broker_config),
             partitions=self._followed,
         )
+
+    def reconfigure(self, broker_config: BrokerConfig) -> None:
+        """New broker-wide log defaults (dynamic broker configs): every hosted log takes them up now."""
+        self._broker_config = broker_config
+        for topic, overrides in list(self._topic_overrides.items()):
+            self.update_topic_config(topic, overrides)
 
     def log_config_for(self, topic_configs: dict[str, str]) -> LogConfig:
         return LogConfig(**to_log_config_kwargs(self._broker_config, topic_configs))
@@ -182,6 +190,7 @@ class ReplicaManager:
             logger.info("deleted the log of %s-%d", topic, index)
         if not any(name == topic for name, _ in self._partitions):
             self._topic_ids.pop(topic, None)
+        self._topic_overrides.pop(topic, None)
         self.purgatory.notify_append(key)
 
     def handle_log_dir_failure(self, log_dir: Path) -> list[PartitionKey]:
@@ -259,6 +268,7 @@ class ReplicaManager:
         self, topic: str, index: int, leader_epoch: int, topic_configs: dict[str, str], *, as_follower: bool = False,
         is_new: bool = True,
     ) -> Partition:
+        self._topic_overrides[topic] = dict(topic_configs)
         local_log = self.log_manager.get_or_create_log(topic, index, self.log_config_for(topic_configs),
                                                        is_new=is_new)
         log = UnifiedLog(
@@ -341,6 +351,8 @@ class ReplicaManager:
     # --- topics and housekeeping -------------------------------------------------------------
 
     def update_topic_config(self, topic: str, topic_configs: dict[str, str]) -> None:
+        if topic in self._topic_overrides:
+            self._topic_overrides[topic] = dict(topic_configs)
         config = self.log_config_for(topic_configs)
         min_insync_replicas = self.min_insync_replicas_for(topic_configs)
         for (name, _), partition in list(self._partitions.items()):

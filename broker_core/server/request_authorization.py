@@ -56,6 +56,27 @@ def any_topic(context: BrokerContext, request: Request, operation: AclOperation)
                                     ResourceType.TOPIC)
 
 
+# Kafka's AclEntry.supportedOperations: what authorized-operations fields report per resource type.
+SUPPORTED_OPERATIONS = {
+    ResourceType.TOPIC: (Op.READ, Op.WRITE, Op.CREATE, Op.DESCRIBE, Op.DELETE, Op.ALTER, Op.DESCRIBE_CONFIGS,
+                         Op.ALTER_CONFIGS),
+    ResourceType.GROUP: (Op.READ, Op.DESCRIBE, Op.DELETE),
+    ResourceType.CLUSTER: (Op.CREATE, Op.CLUSTER_ACTION, Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS, Op.IDEMPOTENT_WRITE,
+                           Op.ALTER, Op.DESCRIBE),
+}
+
+
+def authorized_operations(context: BrokerContext, request: Request, resource_type: ResourceType,
+                          name: str = CLUSTER_NAME) -> int:
+    """Kafka's ``authorizedOperations``: a bit (1 << operation code) per supported operation the principal may do
+    on the resource; every supported one without an authorizer."""
+    bits = 0
+    for operation in SUPPORTED_OPERATIONS[resource_type]:
+        if authorized(context, request, operation, resource_type, name):
+            bits |= 1 << operation
+    return bits
+
+
 def enabled(context: BrokerContext) -> bool:
     return getattr(context, "authorizer", None) is not None
 

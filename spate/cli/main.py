@@ -15,6 +15,7 @@ from spate.cli import (
     broker,
     certs,
     cluster,
+    configs,
     console,
     consume,
     doctor,
@@ -32,7 +33,7 @@ from spate.cli.errors import CliError
 
 # Each command module exposes ``register(subparsers)`` and sets ``func`` on its parser.
 COMMAND_MODULES = (broker, zookeeper, cluster, topics, produce, consume, perf, groups, transactions, certs, users, jobs,
-                   console, doctor, acls, quotas)
+                   console, doctor, acls, quotas, configs)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -213,7 +213,8 @@ class ServerConnection:
             body, end = schema.decode_from(mv, pos, api_version)
         except ProtocolDecodeError as exc:
             raise InvalidRequestError(str(exc), header) from None
-        if end != len(mv) and not _librdkafka_all_topics_metadata(api_key, api_version, body, len(mv) - end):
+        if end != len(mv) and not _librdkafka_all_topics_metadata(api_key, api_version, body, len(mv) - end) \
+                and not _librdkafka_scram_tags(api_key, mv[end:]):
             raise InvalidRequestError(f"{len(mv) - end} trailing bytes after {schema.name}", header)
         return Request(header, body, ApiKey(api_key), api_version, len(mv), self.client_host, self.principal)
 
@@ -282,6 +283,12 @@ def _librdkafka_all_topics_metadata(api_key: int, api_version: int, body: Any, t
         and body.topics is None
         and trailing == _LIBRDKAFKA_METADATA_SLACK
     )
+
+
+def _librdkafka_scram_tags(api_key: int, trailing: memoryview) -> bool:
+    """librdkafka ends an AlterUserScramCredentials request with a second empty tagged-field buffer (its
+    request builder writes one, and so does its flexible-request framing); Kafka ignores it."""
+    return api_key == ApiKey.ALTER_USER_SCRAM_CREDENTIALS and bytes(trailing) == b"\x00"
 
 
 def decode_response(api_key: int, api_version: int, frame: bytes | bytearray | memoryview) -> Response:

@@ -1,4 +1,4 @@
-"""AlterConfigs: replace a topic's overrides (the non-incremental API)."""
+"""AlterConfigs: replace a topic's overrides or a broker's dynamic configs (the non-incremental API)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import zookeeper_outcome
-from broker_core.server.handlers.config_resources import TOPIC, refuse_non_topic
+from broker_core.server.handlers.config_resources import BROKER, TOPIC, dynamic_config, refuse_resource_type
 from broker_core.server.topic_admin import OK, Outcome
 from spate.protocol.connection import Request
 from spate.protocol.messages.alter_configs import AlterConfigsResponse
@@ -35,10 +35,13 @@ async def handle(ctx: BrokerContext, request: Request) -> Any:
 
 async def _alter(ctx: BrokerContext, resource: Any, validate_only: bool) -> Outcome:
     try:
-        if resource.resource_type != TOPIC:
-            refuse_non_topic()
         configs = {c.name: c.value for c in resource.configs}
-        await ctx.admin.alter_topic_configs(resource.resource_name, configs, validate_only=validate_only)
+        if resource.resource_type == BROKER:
+            await dynamic_config(ctx).alter(resource.resource_name, configs, validate_only=validate_only)
+        elif resource.resource_type == TOPIC:
+            await ctx.admin.alter_topic_configs(resource.resource_name, configs, validate_only=validate_only)
+        else:
+            refuse_resource_type(resource.resource_type)
     except Exception as exc:
         return zookeeper_outcome(exc, where="alter_configs")
     return OK

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from broker_core.security.authorizer.acl import ResourceType
+from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode
 from spate.protocol.messages.describe_cluster import ENDPOINT_TYPE_BROKERS, DescribeClusterResponse
+from spate.protocol.messages.metadata import AUTHORIZED_OPERATIONS_OMITTED
 
 R = DescribeClusterResponse
 
@@ -35,4 +38,7 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
         cluster_id=view.cluster_id(),
         controller_id=view.controller_id(),
         brokers=brokers,
+        cluster_authorized_operations=(acl_checks.authorized_operations(ctx, request, ResourceType.CLUSTER)
+                                       if request.body.include_cluster_authorized_operations
+                                       else AUTHORIZED_OPERATIONS_OMITTED),
     )

@@ -7,12 +7,12 @@ needs DescribeConfigs.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from broker_core.config.broker_properties import BROKER_PROPERTIES
 from broker_core.config.config_source import EffectiveValue
 from broker_core.config.definitions import PropertyDef, PropertyType
-from broker_core.config.security_properties import SENSITIVE_PROPERTIES
+from broker_core.config.dynamic_broker_config import is_dynamic, is_sensitive
 from broker_core.config.topic_config import TOPIC_CONFIGS, effective_topic_config, topic_config_synonyms
 from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
@@ -70,24 +70,60 @@ async def handle(ctx: BrokerContext, request: Request) -> Any:
 
 async def _describe(ctx: BrokerContext, resource: Any, include_synonyms: bool, include_docs: bool) -> list[Any]:
     if resource.resource_type == TOPIC:
-        overrides = await ctx.admin.topic_configs(resource.resource_name)
-        values = effective_topic_config(ctx.config, overrides)
-
-        def synonyms(name: str) -> list[Any]:
-            return [
-                R.DescribeConfigsSynonym(name=s.name, value=s.value, source=s.source)
-                for s in topic_config_synonyms(ctx.config, overrides, name)
-            ]
-
-        definitions = {name: entry.definition for name, entry in TOPIC_CONFIGS.items()}
-        return _entries(values, resource.configuration_keys, synonyms if include_synonyms else None, read_only=False,
-                        definitions=definitions, include_docs=include_docs)
+        return await _describe_topic(ctx, resource, include_synonyms, include_docs)
     if resource.resource_type == BROKER:
-        if resource.resource_name not in ("", str(ctx.node_id)):
-            raise KafkaError(ErrorCode.INVALID_REQUEST, f"this is broker {ctx.node_id}, not {resource.resource_name}")
-        return _entries(ctx.config.describe(), resource.configuration_keys, None, read_only=True,
-                        definitions=BROKER_PROPERTIES, include_docs=include_docs)
+        return _describe_broker(ctx, resource.resource_name, resource.configuration_keys, include_synonyms,
+                                include_docs)
     raise KafkaError(ErrorCode.INVALID_REQUEST, f"unsupported config resource type {resource.resource_type}")
+
+
+async def _describe_topic(ctx: BrokerContext, resource: Any, include_synonyms: bool, include_docs: bool) -> list[Any]:
+    overrides = await ctx.admin.topic_configs(resource.resource_name)
+    broker_config = ctx.current_config
+    values = effective_topic_config(broker_config, overrides)
+    dynamic = ctx.dynamic_config.dynamic if ctx.dynamic_config is not None else None
+    if dynamic is not None:  # a broker default set dynamically is reported as such, not as static
+        for name, value in values.items():
+            if value.source == ConfigSource.STATIC_BROKER_CONFIG:
+                synonym = next(s for s in TOPIC_CONFIGS[name].broker_synonyms if broker_config.is_set(s))
+                values[name] = value._replace(source=dynamic.layer_source(synonym))
+
+    def synonyms(name: str) -> list[Any]:
+        return [
+            R.DescribeConfigsSynonym(
+                name=s.name, value=s.value,
+                source=dynamic.layer_source(s.name) if dynamic and s.source == ConfigSource.STATIC_BROKER_CONFIG
+                else s.source)
+            for s in topic_config_synonyms(broker_config, overrides, name)
+        ]
+
+    definitions = {name: entry.definition for name, entry in TOPIC_CONFIGS.items()}
+    return _entries(values, resource.configuration_keys, synonyms if include_synonyms else None,
+                    read_only=lambda _name: False, definitions=definitions, include_docs=include_docs)
+
+
+def _describe_broker(ctx: BrokerContext, name: str, keys: list[str] | None, include_synonyms: bool,
+                     include_docs: bool) -> list[Any]:
+    """This broker's configuration in force (its id) or the cluster-wide dynamic defaults (``""``)."""
+    manager = ctx.dynamic_config
+    if manager is None:
+        if name not in ("", str(ctx.node_id)):
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"this is broker {ctx.node_id}, not {name}")
+        return _entries(ctx.config.describe(), keys, None, read_only=lambda _name: True,
+                        definitions=BROKER_PROPERTIES, include_docs=include_docs)
+    if name and name != str(ctx.node_id):
+        raise KafkaError(ErrorCode.INVALID_REQUEST,
+                         f"Unexpected broker id, expected {ctx.node_id} or empty string, but received {name}")
+    described = manager.dynamic.describe(per_broker=bool(name))
+    values = {config: value for config, (value, _) in described.items()}
+
+    def synonyms(config: str) -> list[Any]:
+        return [R.DescribeConfigsSynonym(name=s.name, value=None if is_sensitive(s.name) else s.value, source=s.source)
+                for s in described[config][1]]
+
+    return _entries(values, keys, synonyms if include_synonyms else None,
+                    read_only=lambda config: not is_dynamic(config), definitions=BROKER_PROPERTIES,
+                    include_docs=include_docs)
 
 
 def _entries(
@@ -95,7 +131,7 @@ def _entries(
     keys: list[str] | None,
     synonyms: Any,
     *,
-    read_only: bool,
+    read_only: Callable[[str], bool],
     definitions: Mapping[str, PropertyDef],
     include_docs: bool,
 ) -> list[Any]:
@@ -112,11 +148,11 @@ def _entries(
     return [
         R.DescribeConfigsResourceResult(
             name=name,
-            value=None if name in SENSITIVE_PROPERTIES else values[name].value,
-            read_only=read_only,
+            value=None if is_sensitive(name) else values[name].value,
+            read_only=read_only(name),
             is_default=values[name].source == ConfigSource.DEFAULT_CONFIG,
             config_source=values[name].source,
-            is_sensitive=name in SENSITIVE_PROPERTIES,
+            is_sensitive=is_sensitive(name),
             synonyms=synonyms(name) if synonyms else [],
             config_type=config_type(name),
             documentation=documentation(name),

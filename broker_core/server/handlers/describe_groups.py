@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from broker_core.security.authorizer.acl import ResourceType
 from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode
-from spate.protocol.messages.describe_groups import DescribeGroupsResponse
+from spate.protocol.messages.describe_groups import AUTHORIZED_OPERATIONS_OMITTED, DescribeGroupsResponse
 
 R = DescribeGroupsResponse
 
@@ -39,6 +40,9 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
                     )
                     for m in described.members
                 ],
+                authorized_operations=(acl_checks.authorized_operations(ctx, request, ResourceType.GROUP, group_id)
+                                       if getattr(request.body, "include_authorized_operations", False)
+                                       else AUTHORIZED_OPERATIONS_OMITTED),
             )
         )
     return R(throttle_time_ms=0, groups=groups)

@@ -29,13 +29,14 @@ from typing import Any
 from broker_core.cluster.errors import UnknownTopicError
 from broker_core.cluster.metadata_store import BrokerRegistration
 from broker_core.cluster.topic_names import is_internal_topic, is_valid_topic_name
+from broker_core.security.authorizer.acl import ResourceType
 from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.handlers.topic_ids import topic_names_by_id
 from broker_core.server.metadata_view import MetadataView, PartitionMetadata
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode
-from spate.protocol.messages.metadata import MetadataResponse
+from spate.protocol.messages.metadata import AUTHORIZED_OPERATIONS_OMITTED, MetadataResponse
 from spate.protocol.types import ZERO_UUID
 
 R = MetadataResponse
@@ -83,12 +84,21 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
     topics = [_describe_topic(ctx, request, live, name, allow_create) for name in names]
     if body.topics is not None and by_id:
         topics += _describe_topics_by_id(ctx, request, live, [t.topic_id for t in by_id])
+    if getattr(body, "include_topic_authorized_operations", False):
+        for described in topics:
+            if described.error_code == ErrorCode.NONE:
+                described.topic_authorized_operations = acl_checks.authorized_operations(
+                    ctx, request, ResourceType.TOPIC, described.name)
+    cluster_operations = AUTHORIZED_OPERATIONS_OMITTED
+    if getattr(body, "include_cluster_authorized_operations", False):
+        cluster_operations = acl_checks.authorized_operations(ctx, request, ResourceType.CLUSTER)
     return R(
         throttle_time_ms=0,
         brokers=brokers,
         cluster_id=view.cluster_id(),
         controller_id=view.controller_id(),
         topics=topics,
+        cluster_authorized_operations=cluster_operations,
     )
 
 

@@ -268,3 +268,17 @@ def test_recreated_topic_starts_empty(broker, admin: AdminClient, topic: str) ->
     assert placement.offset == 0
     (record,) = client.consume(topic, {0: 0}, {0: 1})
     assert record.value == b"new"
+
+
+def test_describe_topics_reports_the_authorized_operations(admin: AdminClient, topic: str, broker_kind) -> None:
+    require_spate(broker_kind, "authorized operations are not reported")
+    from confluent_kafka import TopicCollection
+    from confluent_kafka.admin import AclOperation
+
+    (future,) = admin.describe_topics(TopicCollection([topic]), include_authorized_operations=True).values()
+    described = settle(future)
+
+    # No authorizer: every operation a topic supports.
+    assert set(described.authorized_operations) == {
+        AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE, AclOperation.DELETE, AclOperation.ALTER,
+        AclOperation.DESCRIBE, AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS}

@@ -254,3 +254,25 @@ def test_other_trailing_bytes_after_a_metadata_request_are_still_refused() -> No
     conn.receive_data(framed(RDKAFKA_METADATA_V12_ALL_TOPICS + "00"))
     with pytest.raises(InvalidRequestError):
         conn.next_request()
+
+
+# librdkafka 2.15 upserting SCRAM-SHA-256 credentials of "alice": the request ends with two empty
+# tagged-field buffers, one more than the body has.
+RDKAFKA_ALTER_USER_SCRAM_CREDENTIALS = (
+    "0033000000000003000772646b61666b6100" "01" "02" "06616c696365" "01" "00002710" "0573616c74"
+    "215ec02b91a4b59c6f59dd5fbe4ca649ece4fa8568cdb8ba36cf41426e8805522b" "00" "00" "00"
+)
+
+
+def test_librdkafka_alter_user_scram_credentials_is_served_despite_its_extra_tag_buffer() -> None:
+    request = serve_one(RDKAFKA_ALTER_USER_SCRAM_CREDENTIALS)
+    assert request.api_key == ApiKey.ALTER_USER_SCRAM_CREDENTIALS
+    (upsertion,) = request.body.upsertions
+    assert (upsertion.name, upsertion.iterations, upsertion.salt) == ("alice", 10000, b"salt")
+
+
+def test_other_trailing_bytes_after_alter_user_scram_credentials_are_still_refused() -> None:
+    conn = ServerConnection()
+    conn.receive_data(framed(RDKAFKA_ALTER_USER_SCRAM_CREDENTIALS + "00"))
+    with pytest.raises(InvalidRequestError):
+        conn.next_request()
