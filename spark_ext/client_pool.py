@@ -12,9 +12,10 @@ security included) and lends them out one borrower at a time::
 
 What can be shared and what cannot:
 
-* a plain (idempotent) producer, an Admin client or an assigned consumer:
-  yes, one task at a time; the next borrower finds its connections open and
-  its metadata warm. A consumer is handed back unassigned.
+* a plain (idempotent) producer or an Admin client: yes, one task at a
+  time; the next borrower finds its connections open and its metadata warm.
+  (The source's readers keep their consumers in ``consumer_cache``, with the
+  records they fetched past a range's end.)
 * a transactional producer: no. Its transactional id names one task
   (``<sink id>-<partition>``), each attempt must fence the previous one with
   its own ``init_transactions``, and the exactly-once sink closes it after
@@ -40,7 +41,7 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, ContextManager, Iterator, Mapping, TypeVar
+from typing import Any, Callable, Iterator, Mapping, TypeVar
 
 logger = logging.getLogger(__name__)
 
@@ -237,26 +238,8 @@ _shared = ClientPool()
 
 
 def shared_pool() -> ClientPool:
-    """This process's pool: the sink's tasks and the source's readers borrow from it."""
+    """This process's pool: the sink's tasks borrow from it (the source keeps its own, ``consumer_cache``)."""
     return _shared
-
-
-def borrow_consumer(
-    bootstrap_servers: str, settings: Mapping[str, Any], make: Callable[[], C] | None = None
-) -> ContextManager[C]:
-    """A consumer from the shared pool for ``with``, handed back unassigned; e.g. in a partition reader::
-
-        with borrow_consumer(servers, {"isolation_level": ..., "auto_offset_reset": "none"}) as consumer:
-            consumer.assign([tp])
-
-    ``settings`` are the Consumer's keyword settings (they key the pool);
-    ``make`` builds the consumer when none is idle (default: ``Consumer(bootstrap_servers, **settings)``).
-    """
-    from spate.client import Consumer
-
-    key = PoolKey.of("consumer", Consumer if make is None else make, bootstrap_servers, settings)
-    build = make if make is not None else (lambda: Consumer(bootstrap_servers, **settings))
-    return shared_pool().borrow(key, build, reset=lambda consumer: consumer.assign([]))  # type: ignore[attr-defined]
 
 
 atexit.register(lambda: _shared.close())

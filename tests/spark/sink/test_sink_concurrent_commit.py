@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pyarrow as pa
 import pytest
 from pyspark.sql import functions as F
@@ -94,26 +92,3 @@ def test_at_least_once_tasks_of_one_executor_share_a_pooled_producer(broker, uni
         pool.close()
     values = read_all(broker.bootstrap, {topic: 1}, isolation="read_uncommitted", expect=30, quiet_s=0.5)
     assert len(values) == 30
-
-
-def test_a_borrowed_consumer_comes_back_unassigned_and_reads_the_next_range_over_its_connections(broker, unique):
-    from spark_ext.client_pool import borrow_consumer
-    from tests.spark.sink.kafka_io import produce
-
-    topic = unique("in")
-    create_topic(broker.bootstrap, topic, 2)
-    produce(broker.bootstrap, topic, [b"a", b"b", b"c", b"d"], partitions=2)
-    settings = {"auto_offset_reset": "none", "client_id": unique("reader")}
-    seen = []
-    for partition in (0, 1):
-        with borrow_consumer(broker.bootstrap, settings) as consumer:
-            seen.append(consumer)
-            tp = TopicPartition(topic, partition)
-            consumer.assign([tp])
-            consumer.seek(tp, 0)
-            values = []
-            deadline = time.monotonic() + 30
-            while len(values) < 2 and time.monotonic() < deadline:
-                values.extend(r.value for r in consumer.poll(timeout_ms=200))
-            assert sorted(values) == ([b"a", b"c"] if partition == 0 else [b"b", b"d"])
-    assert seen[0] is seen[1] and seen[0].assignment() == set() and not seen[0].closed
