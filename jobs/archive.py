@@ -45,10 +45,12 @@ from spark_ext.delta.sink import SpateDeltaDataSource
 from spark_ext.delta.table import DeltaLog
 from spate.client import TopicPartition
 from spate.client.admin.archive_offsets import ArchiveOffsetsClient, PartitionArchiveState
+from spate.job_progress import ProgressWriter
 
 logger = logging.getLogger("spate.jobs.archive")
 
 BOOTSTRAP_ENV = "SPATE_BOOTSTRAP_SERVER"
+PROGRESS_STEP = "partitions archived"
 
 
 class ArchiveJobError(RuntimeError):
@@ -130,9 +132,13 @@ def run_archive(spark: SparkSession, config: ArchiveConfig) -> ArchiveSummary:
         log = DeltaLog(table)
         partitions = sorted(tp.partition for tp in states)
         summary = ArchiveSummary(table)
-        for plan in plan_ranges(states, archived_until(log, config.topic, partitions), config.up_to_stable):
+        plans = plan_ranges(states, archived_until(log, config.topic, partitions), config.up_to_stable)
+        progress = ProgressWriter.from_environment()
+        progress.update(PROGRESS_STEP, 0, len(plans))
+        for done, plan in enumerate(plans, start=1):
             _copy(spark, config, table, plan)
             summary.ranges[plan.partition] = (plan.start, plan.until)
+            progress.update(PROGRESS_STEP, done, len(plans))
         summary.archived = archived_until(log, config.topic, partitions)
         if summary.archived:
             outcome = brokers.record({TopicPartition(config.topic, p): o for p, o in summary.archived.items()})

@@ -24,6 +24,7 @@ from deltalake import DeltaTable
 from jobs.archive import ArchiveConfig, ArchiveJobError, run_archive
 from spate.client import TopicPartition
 from spate.client.admin.archive_offsets import ArchiveOffsetsClient
+from spate.job_progress import PROGRESS_FILE_ENV, ProgressEvent, ProgressReader
 from spate.protocol import ErrorCode, KafkaError
 from tests.jobs.conftest import JOBS_BROKER_OVERRIDES
 from tests.spark.kafka_data import produce, produce_transactions, spate_rows
@@ -154,14 +155,22 @@ def test_retention_keeps_unarchived_segments_then_deletes_archived_ones_and_read
     assert sorted(got) == expected and len(got) == len(expected)
 
 
-def test_a_second_run_copies_nothing_and_reports_the_same_offsets(archive_broker, spark, unique, tmp_path):
+def test_a_second_run_copies_nothing_and_reports_the_same_offsets(archive_broker, spark, unique, tmp_path,
+                                                                  monkeypatch):
     topic, table = unique("again"), tmp_path / "archive"
     archiving_topic(archive_broker, topic, table)
     produce_history(archive_broker, topic)
+    monkeypatch.setenv(PROGRESS_FILE_ENV, str(tmp_path / "run.progress"))
+    progress = ProgressReader(tmp_path / "run.progress")
     first = run_archive(spark, ArchiveConfig(topic, archive_broker.bootstrap))
     version = DeltaTable(str(table)).version()
+    reported = progress.new_events()
+    copied = len(first.ranges)
+    assert reported[0] == ProgressEvent("partitions archived", 0, copied) and copied > 0
+    assert reported[-1] == ProgressEvent("partitions archived", copied, copied)
 
     second = run_archive(spark, ArchiveConfig(topic, archive_broker.bootstrap))
+    assert progress.new_events() == [ProgressEvent("partitions archived", 0, 0)]
 
     assert first.offsets_copied > 0 and second.offsets_copied == 0
     assert second.archived == first.archived
