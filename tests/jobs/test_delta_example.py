@@ -64,3 +64,4 @@ def test_the_notebook_runs_on_small_data(jobs_broker, tmp_path):
     assert len(notebook_outputs(notebook, "image/png")) >= 1
     text = "".join(out.get("text", "") for out in notebook_outputs(notebook, "stream"))
     assert "300 records in the table" in text
+    assert "75 records archived into" in text and "105 read across the archive and the log" in text
