@@ -20,7 +20,12 @@ predecessor's partitions without waiting for its session to expire.
 
 On an abortable error the copier aborts, rewinds every assigned partition
 to the committed offset and carries on; any other error ends it with a
-non-zero status.
+non-zero status. A transactional call that has not returned long after its
+timeout ends the copier with status 75 (``STALLED_EXIT``), for its
+supervisor to start it again: librdkafka's ``send_offsets_to_transaction``
+can wait forever once the group coordinator it cached has gone away
+(librdkafka issues 5456 and 5511, open in 2.16), which a bounced
+coordinator does. The next instance fences this one, as after a crash.
 
 Standard output, one line per event, for whoever watches the copier:
 ``committed <sum of committed input offsets>`` after each commit, and
@@ -33,6 +38,7 @@ import argparse
 import faulthandler
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -47,9 +53,13 @@ from confluent_kafka import (
     TopicPartition,
 )
 
+from tests.support.faults.copier import STALLED_EXIT
+
 CLIENT_TIMEOUT_S = 30.0
 # With no commit for this long, the copier writes its threads' stacks to stderr (again every period).
 STALL_REPORT_S = 20.0
+# A transactional call still running this long after its timeout is stuck in the client: exit to be restarted.
+STALL_GRACE_S = 15.0
 # How often, at most, the copier says why it has not caught up yet.
 WAIT_REPORT_S = 5.0
 # librdkafka debug contexts for both clients (e.g. "eos,cgrp"), to diagnose a run.
@@ -168,8 +178,9 @@ class Copier:
         positions = [tp for tp in self.consumer.position(self.consumer.assignment()) if tp.offset >= 0]
         try:
             group = self.consumer.consumer_group_metadata()
-            self._retrying(lambda timeout: self.producer.send_offsets_to_transaction(positions, group, timeout))
-            self._retrying(self.producer.commit_transaction)
+            self._retrying("send_offsets_to_transaction",
+                           lambda timeout: self.producer.send_offsets_to_transaction(positions, group, timeout))
+            self._retrying("commit_transaction", self.producer.commit_transaction)
         except KafkaException as exc:
             error = exc.args[0]
             if not error.txn_requires_abort():
@@ -182,9 +193,12 @@ class Copier:
         emit(f"committed {sum(self.committed.values())}")
         faulthandler.dump_traceback_later(STALL_REPORT_S, repeat=True)
 
-    def _retrying(self, call: Callable[[float], object]) -> None:
+    def _retrying(self, name: str, call: Callable[[float], object]) -> None:
         """Repeat a transactional call while it fails retriably (its outcome is then still unknown)."""
         while True:
+            guard = threading.Timer(CLIENT_TIMEOUT_S + STALL_GRACE_S, _exit_stalled, args=(name,))
+            guard.daemon = True
+            guard.start()
             try:
                 call(CLIENT_TIMEOUT_S)
                 return
@@ -192,10 +206,12 @@ class Copier:
                 if not exc.args[0].retriable():
                     raise
                 print(f"retrying after: {exc.args[0]}", file=sys.stderr, flush=True)
+            finally:
+                guard.cancel()
 
     def _abort_and_rewind(self, error: KafkaError) -> None:
         print(f"aborting the transaction: {error}", file=sys.stderr, flush=True)
-        self._retrying(self.producer.abort_transaction)
+        self._retrying("abort_transaction", self.producer.abort_transaction)
         self.pending = 0
         assignment = self.consumer.assignment()
         if assignment:
@@ -211,7 +227,7 @@ class Copier:
         # Whoever is assigned these partitions next resumes from the committed offsets, so the records
         # copied from them since the last commit must not become visible.
         if self.pending:
-            self._retrying(self.producer.abort_transaction)
+            self._retrying("abort_transaction", self.producer.abort_transaction)
             self.pending = 0
             self.producer.begin_transaction()
 
@@ -234,6 +250,12 @@ class Copier:
             self._reported_wait_at = time.monotonic()
             print(f"not caught up: {reason}", file=sys.stderr, flush=True)
         return False
+
+
+def _exit_stalled(name: str) -> None:
+    print(f"stalled: {name} has not returned {STALL_GRACE_S:g}s after its {CLIENT_TIMEOUT_S:g}s timeout; "
+          "exiting to be restarted", file=sys.stderr, flush=True)
+    os._exit(STALLED_EXIT)
 
 
 def emit(line: str) -> None:
