@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 
 import pytest
@@ -13,6 +14,17 @@ JOBS_BROKER_OVERRIDES = {
     "transaction.state.log.num.partitions": "3",
     "group.initial.rebalance.delay.ms": "100",
 }
+
+
+@pytest.fixture(autouse=True)
+def _root_logging_restored() -> Iterator[None]:
+    """A job's ``main()`` run in-process points the root logger at this test's captured stderr; later tests
+    (py4j logs as its connections close) must not write to that closed stream."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
 
 @pytest.fixture(scope="session")
