@@ -45,7 +45,7 @@ class Sizes:
 FULL = Sizes((1, 100, 1000, 10_000), 8.0, (1, 100, 1000), 20.0, 1.0, 1000, 1000)
 QUICK = Sizes((1, 100), 2.0, (1, 50), 0.2, 0.1, 50, 50)
 # The suite's run: every benchmark's code path, in seconds.
-SMOKE = Sizes((1, 10), 1.0, (1, 10), 0.02, 0.01, 10, 10, connection_limit=5)
+SMOKE = Sizes((10,), 1.0, (1, 10), 0.02, 0.01, 10, 10, connection_limit=5)
 
 
 def plot_partitions(rows: list[partition_scale_bench.Row], path: Path) -> None:

@@ -1,8 +1,8 @@
 """A ``topic A → transform → topic B`` query run by ``spark-submit``, SIGKILLed and restarted.
 
 ``jobs/copy_topic.py`` runs as its own process group (the spark-submit
-launcher, the JVM, the Python driver and its workers). Five times it is
-killed with SIGKILL at a random point, mostly while micro-batches are
+launcher, the JVM, the Python driver and its workers). Three times in the
+suite (``SPATE_FAULT_ROUNDS=20`` for the long run) it is killed with SIGKILL at a random point, mostly while micro-batches are
 being written and sometimes while it is still starting, then restarted
 from its checkpoint; more input arrives between runs. A final run with
 ``Trigger.AvailableNow`` drains the rest and exits. Then a read_committed
@@ -31,6 +31,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from tests.spark.kafka_data import create_topic
 from tests.spark.sink.kafka_io import produce, read_all
+from tests.support.faults.scale import FaultScale
 from tests.support.process_groups import kill_group
 
 REPO = Path(__file__).resolve().parents[3]
@@ -38,7 +39,7 @@ SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"
 PARTITIONS = 3
 INITIAL_RECORDS = 600
 RECORDS_PER_RESTART = 120
-KILLS = 5
+KILLS = FaultScale.from_environment().rounds
 # A run that shows no progress this long is killed anyway (a slow machine, not a failure).
 PROGRESS_WAIT_S = 120
 FINAL_RUN_TIMEOUT_S = 240
