@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from functools import partial
 from typing import Callable, Iterator, List, Optional
 
 import pyarrow as pa
@@ -46,7 +47,7 @@ class SpateBatchWriter(DataSourceArrowWriter):
         task_info: Callable[[], TaskInfo] = spark_task_info,
         producer_factory: Callable[..., Producer] = Producer,
         admin_factory: Callable[..., Admin] = Admin,
-        completer_factory: Callable[[str], TransactionCompleter] = TransactionCompleter,
+        completer_factory: Callable[[str], TransactionCompleter] | None = None,
     ) -> None:
         self.options = options
         self.columns = columns
@@ -54,7 +55,8 @@ class SpateBatchWriter(DataSourceArrowWriter):
         self._task_info = task_info
         self._producer_factory = producer_factory
         self._admin_factory = admin_factory
-        self._completer_factory = completer_factory
+        # The driver's clients connect as the tasks' producers do: same listener security (SASL, TLS).
+        self._completer_factory = completer_factory or partial(TransactionCompleter, **options.admin_settings())
 
     def transactional_id(self, partition: int) -> str:
         prefix = self.options.transactional_id_prefix or DEFAULT_BATCH_PREFIX

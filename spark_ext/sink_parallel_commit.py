@@ -33,6 +33,7 @@ import logging
 import threading
 import time
 from contextlib import contextmanager
+from functools import partial
 from typing import Callable, Iterable, Iterator, Sequence
 
 from spark_ext.client_pool import ClientPool, PoolKey
@@ -95,7 +96,9 @@ class ParallelTransactionCompleter:
             with make(self.bootstrap_servers) as completer:
                 yield completer
             return
-        key = PoolKey.of("transaction-completer", make, self.bootstrap_servers, {})
+        # A factory with bound settings (security) is keyed by what it binds: each batch's writer makes its own.
+        factory, settings = (make.func, make.keywords) if isinstance(make, partial) and not make.args else (make, {})
+        key = PoolKey.of("transaction-completer", factory, self.bootstrap_servers, settings)
         with self._pool.borrow(key, lambda: make(self.bootstrap_servers)) as completer:
             yield completer
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from functools import partial
 from typing import Callable, Iterator, List, Optional
 
 import pyarrow as pa
@@ -49,16 +50,18 @@ class SpateStreamWriter(DataSourceStreamArrowWriter):
         task_info: Callable[[], TaskInfo] = spark_task_info,
         producer_factory: Callable[..., Producer] = Producer,
         admin_factory: Callable[..., Admin] = Admin,
-        completer_factory: Callable[[str], TransactionCompleter] = TransactionCompleter,
-        offsets_writer_factory: Callable[[str], TransactionOffsetsWriter] = TransactionOffsetsWriter,
+        completer_factory: Callable[[str], TransactionCompleter] | None = None,
+        offsets_writer_factory: Callable[[str], TransactionOffsetsWriter] | None = None,
     ) -> None:
         self.options = options
         self.columns = columns
         self._task_info = task_info
         self._producer_factory = producer_factory
         self._admin_factory = admin_factory
-        self._completer_factory = completer_factory
-        self._offsets_writer_factory = offsets_writer_factory
+        # The driver's clients connect as the tasks' producers do: same listener security (SASL, TLS).
+        self._completer_factory = completer_factory or partial(TransactionCompleter, **options.admin_settings())
+        self._offsets_writer_factory = offsets_writer_factory or partial(TransactionOffsetsWriter,
+                                                                         **options.admin_settings())
 
     @property
     def bookkeeping(self) -> BatchBookkeeping | None:

@@ -43,6 +43,20 @@ def test_the_sink_writes_and_the_source_reads_over_sasl_ssl(spark, secure: Secur
     assert values == sorted(f"v{i}" for i in range(20))
 
 
+def test_an_exactly_once_write_commits_its_transactions_over_sasl_ssl(spark, secure: SecureBroker, unique) -> None:
+    # The driver ends the tasks' transactions itself: its clients must log in as the tasks' producers do.
+    topic = unique("secure-eos")
+    assert create_topic(secure.address("PLAINTEXT"), topic, partitions=2, replication_factor=1).error_code == 0
+    rows = spark.createDataFrame([(f"k{i}", f"v{i}") for i in range(20)], ["key", "value"])
+    (rows.write.format("spate").mode("append").options(**security_options(secure)).option("topic", topic)
+     .option("deliveryGuarantee", "exactly_once").save())
+
+    read = (spark.read.format("spate").options(**security_options(secure)).option("subscribe", topic)
+            .option("kafka.isolation.level", "read_committed").load())
+    values = sorted(bytes(r.value).decode() for r in read.select("value").collect())
+    assert values == sorted(f"v{i}" for i in range(20))
+
+
 def test_a_wrong_password_fails_the_read_with_the_refusal(spark, secure: SecureBroker, unique) -> None:
     read = spark.read.format("spate").options(**security_options(secure, "wrong")).option("subscribe", "any")
     with pytest.raises(Exception, match="(?i)authentication"):
