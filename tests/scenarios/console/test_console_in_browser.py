@@ -46,6 +46,16 @@ def by_id(driver, element_id: str):
     return driver.find_element(By.ID, element_id)
 
 
+def text_of(driver, element_id: str) -> str:
+    """The element's text, or "" while the page that holds it is still loading (or was just replaced)."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+
+    try:
+        return by_id(driver, element_id).text
+    except (NoSuchElementException, StaleElementReferenceException):
+        return ""
+
+
 def heading(driver) -> str:
     """The page's title, or "" while a new page is still loading."""
     from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
@@ -125,7 +135,7 @@ def test_the_message_browser_starts_at_a_time(browser, console: ConsoleProcess, 
     browser.get(console.url + "/topics/timed/messages?partition=0")
     by_id(browser, "timestamp").send_keys("2025-01-01T00:00:00Z")
     by_id(browser, "browse-submit").click()
-    wait_until(lambda: "late" in by_id(browser, "records").text, 30, "the records after the time")
+    wait_until(lambda: "late" in text_of(browser, "records"), 30, "the records after the time")
     assert "early" not in by_id(browser, "records").text
     assert "2027-01-15T08:00:00.000+00:00" in by_id(browser, "records").text
 
@@ -145,7 +155,7 @@ def test_follow_mode_shows_new_records(browser, console: ConsoleProcess, admin: 
     by_id(browser, "follow").click()
     with Producer(broker.bootstrap) as producer:
         producer.send("followed", b"arrived later", key=b"late").result(timeout=30)
-    wait_until(lambda: "arrived later" in by_id(browser, "records").text, 30, "the followed record")
+    wait_until(lambda: "arrived later" in text_of(browser, "records"), 30, "the followed record")
 
 
 def test_the_lag_chart_updates_as_records_arrive(browser, console: ConsoleProcess, admin: Admin,
