@@ -198,7 +198,10 @@ def describe_admin_error(exc: AdminError) -> str:
 
 
 def _resource_name(resource: Any) -> str:
-    return str(getattr(resource, "name", resource))
+    name = str(getattr(resource, "name", resource))
+    if getattr(getattr(resource, "type", None), "name", None) == "BROKER":  # a config resource of a broker
+        return f"broker {name}" if name else "the brokers' defaults"
+    return name
 
 
 def _first_line(exc: BaseException) -> str:

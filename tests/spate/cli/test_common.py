@@ -6,7 +6,10 @@ import argparse
 
 import pytest
 
-from spate.cli.common import decoded, key_value, non_negative_int, positive_int
+from spate.cli.common import decoded, describe_admin_error, key_value, non_negative_int, positive_int
+from spate.client.admin.admin_types import ConfigResource
+from spate.client.errors import AdminError
+from spate.protocol.errors import ErrorCode, KafkaError
 from tests.spate.cli.conftest import assert_one_line_failure, spate
 
 
@@ -46,3 +49,14 @@ def test_an_unreachable_broker_fails_within_the_api_timeout(refused_address) -> 
 @pytest.mark.integration
 def test_a_malformed_bootstrap_address_is_a_usage_error() -> None:
     assert_one_line_failure(spate("topics", "list", "--bootstrap-server", "nohostport"), 2, "nohostport")
+
+
+def test_a_refused_broker_config_names_the_broker_or_the_defaults() -> None:
+    refused = KafkaError(ErrorCode.INVALID_CONFIG, "Cannot update these configs dynamically")
+    error = AdminError("alter configs", {ConfigResource.broker(""): refused, ConfigResource.broker(2): refused,
+                                         ConfigResource.topic("orders"): refused})
+    assert describe_admin_error(error).split("; ") == [
+        "the brokers' defaults: INVALID_CONFIG: Cannot update these configs dynamically",
+        "broker 2: INVALID_CONFIG: Cannot update these configs dynamically",
+        "orders: INVALID_CONFIG: Cannot update these configs dynamically",
+    ]
