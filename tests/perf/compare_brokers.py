@@ -33,6 +33,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.perf.client_bench import spate_cli
 from tests.perf.loopback import loopback_bandwidth_mb_s
+from tests.perf.measurements import cpu_seconds
 from tests.perf.test_broker_perf import PARTITIONS, consume, produce
 from tests.support.broker_process import BrokerProcess
 from tests.support.tansu_process import TansuProcess
@@ -53,12 +54,6 @@ def disk_write_mb_s(directory: Path, total_bytes: int = 1024**3, chunk: int = 1 
     elapsed = time.perf_counter() - start
     path.unlink()
     return total_bytes / elapsed / 1e6
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time the process used so far (Linux ``/proc``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # Per workload: (produce MB/s, consume MB/s, broker CPU ms per MB produced, per MB consumed).

@@ -23,7 +23,6 @@ Prints a Markdown table; compare rows of one run (the machine may be shared).
 from __future__ import annotations
 
 import argparse
-import resource
 import selectors
 import socket
 import struct
@@ -32,11 +31,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from spate.cli.perf_stats import percentile
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.connection import ClientConnection
 from spate.protocol.messages.api_versions import ApiVersionsRequest
 from spate.protocol.messages.produce import ProduceRequest
 from spate.records import Record, build_batch
+from tests.perf.measurements import cpu_seconds, raise_open_file_limit, rss_kb
 from tests.support.admin_requests import create_topic
 from tests.support.broker_process import BrokerProcess, running_broker
 
@@ -68,23 +69,6 @@ class Row:
     max_ms: float
     broker_cpu_s: float
     client_cpu_s: float
-
-
-def raise_nofile() -> None:
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-
-
-def rss_kb(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise RuntimeError(f"no VmRSS for process {pid}")
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / 100  # utime + stime, in clock ticks of 1/100 s
 
 
 def produce_frame(index: int) -> tuple[bytes, int]:
@@ -154,11 +138,6 @@ def drive(connections: list[Connection], seconds: float) -> tuple[list[float], i
     return latencies, errors
 
 
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else float("nan")
-
-
 def measure(broker: BrokerProcess, count: int, seconds: float) -> Row:
     before = rss_kb(broker.process.pid)
     connections = open_connections(broker.bootstrap, count)
@@ -167,11 +146,12 @@ def measure(broker: BrokerProcess, count: int, seconds: float) -> Row:
     cpu_before, client_before = cpu_seconds(broker.process.pid), time.process_time()
     try:
         latencies, errors = drive(connections, seconds)
+        ordered = sorted(latencies)
     finally:
         for connection in connections:
             connection.sock.close()
-    return Row(count, per_connection, len(latencies), errors, percentile(latencies, 0.5),
-               percentile(latencies, 0.99), max(latencies, default=float("nan")),
+    return Row(count, per_connection, len(latencies), errors, percentile(ordered, 0.5),
+               percentile(ordered, 0.99), max(latencies, default=float("nan")),
                cpu_seconds(broker.process.pid) - cpu_before, time.process_time() - client_before)
 
 
@@ -218,7 +198,7 @@ def table(rows: list[Row]) -> str:
 
 
 def run(counts: list[int], seconds: float, limit: int = 50) -> str:
-    raise_nofile()
+    raise_open_file_limit()
     with tempfile.TemporaryDirectory(prefix="connection-bench-") as scratch:
         with running_broker(BrokerProcess(Path(scratch) / "broker")) as broker:
             create_topic(broker.bootstrap, TOPIC, partitions=PARTITIONS)

@@ -20,50 +20,23 @@ coordinator's own cost plus the round trips the protocol needs:
 from __future__ import annotations
 
 import selectors
-import socket
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from spate.protocol.api_keys import ApiKey
-from spate.protocol.connection import ClientConnection
 from spate.protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest as HB
 from spate.protocol.messages.heartbeat import HeartbeatRequest
 from spate.protocol.messages.join_group import JoinGroupRequest
 from spate.protocol.messages.metadata import MetadataRequest
 from spate.protocol.messages.sync_group import SyncGroupRequest
+from tests.perf.raw_wire import Wire
 from tests.support.admin_requests import create_topic, find_group_coordinator
 from tests.support.broker_process import BrokerProcess, running_broker
 
 PARTITIONS = 1200
 DEADLINE_S = 120.0
-
-
-class Wire:
-    """One member's connection: requests out, responses in; several can be in flight across members."""
-
-    def __init__(self, bootstrap: str) -> None:
-        host, port = bootstrap.rsplit(":", 1)
-        self.sock = socket.create_connection((host, int(port)), timeout=60)
-        self.codec = ClientConnection(client_id="rebalance-bench")
-
-    def send(self, api_key: ApiKey, version: int, body: Any) -> None:
-        self.sock.sendall(self.codec.send_request(api_key, version, body)[1])
-
-    def receive(self) -> Any:
-        while True:
-            response = self.codec.next_response()
-            if response is not None:
-                return response.body
-            data = self.sock.recv(1 << 20)
-            if not data:
-                raise ConnectionError("broker closed the connection")
-            self.codec.receive_data(data)
-
-    def call(self, api_key: ApiKey, version: int, body: Any) -> Any:
-        self.send(api_key, version, body)
-        return self.receive()
 
 
 def gather(wires: list[Wire]) -> list[Any]:

@@ -20,35 +20,31 @@ connections (Spate's codec), as in ``group_rebalance_bench``:
 from __future__ import annotations
 
 import argparse
-import resource
 import selectors
 import tempfile
 import time
 from collections import deque
 from pathlib import Path
 
+from spate.cli.perf_stats import percentile
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.messages.metadata import MetadataRequest
 from spate.protocol.messages.offset_commit import OffsetCommitRequest
 from tests.perf.group_rebalance_bench import (
     DEADLINE_S,
     PARTITIONS,
-    Wire,
     _wait_for_coordinator,
     classic_join_one,
     consumer_join_one,
 )
+from tests.perf.measurements import raise_open_file_limit
+from tests.perf.raw_wire import Wire
 from tests.support.admin_requests import create_topic
 from tests.support.broker_process import BrokerProcess, running_broker
 
 TOPIC = "bench"
 COMMIT_CONNECTIONS = 10
 REBALANCE_TARGET_S = 5.0
-
-
-def raise_nofile() -> None:
-    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
 def commit_request(group: str, offset: int) -> OffsetCommitRequest:
@@ -99,11 +95,11 @@ def commit_load(bootstrap: str, groups: int, seconds: float) -> dict[str, float]
         wire.sock.close()
     latencies.sort()
     return {"asked_per_s": groups, "achieved_per_s": len(latencies) / elapsed, "failures": failures,
-            "p50_ms": latencies[len(latencies) // 2], "p99_ms": latencies[int(len(latencies) * 0.99)]}
+            "p50_ms": percentile(latencies, 0.5), "p99_ms": percentile(latencies, 0.99)}
 
 
 def run(members: int, groups: int, seconds: float) -> str:
-    raise_nofile()
+    raise_open_file_limit()
     with tempfile.TemporaryDirectory(prefix="group-scale-") as scratch:
         process = BrokerProcess(Path(scratch), overrides={"group.initial.rebalance.delay.ms": "1000",
                                                           "offsets.topic.num.partitions": "4"})

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import socket
 import tempfile
 import time
 from dataclasses import dataclass
@@ -33,10 +32,11 @@ from typing import Any
 
 from confluent_kafka import Producer
 
+from spate.cli.perf_stats import percentile
 from spate.protocol.api_keys import ApiKey
-from spate.protocol.connection import ClientConnection
 from spate.protocol.messages.fetch import FetchRequest
 from spate.protocol.messages.list_offsets import ListOffsetsRequest
+from tests.perf.raw_wire import Wire
 from tests.support.admin_requests import create_topic
 from tests.support.broker_process import BrokerProcess, running_broker
 
@@ -56,22 +56,11 @@ class Step:
     by_time_p50_ms: float
 
 
-class Wire:
-    def __init__(self, bootstrap: str) -> None:
-        host, port = bootstrap.rsplit(":", 1)
-        self.sock = socket.create_connection((host, int(port)), timeout=60)
-        self.codec = ClientConnection(client_id="log-growth-bench")
-
-    def call(self, api_key: ApiKey, version: int, body: Any) -> tuple[Any, float]:
-        """The answer and its latency in ms."""
-        started = time.perf_counter()
-        self.sock.sendall(self.codec.send_request(api_key, version, body)[1])
-        while (response := self.codec.next_response()) is None:
-            data = self.sock.recv(1 << 20)
-            if not data:
-                raise ConnectionError("the broker closed the connection")
-            self.codec.receive_data(data)
-        return response.body, (time.perf_counter() - started) * 1000
+def timed_call(wire: Wire, api_key: ApiKey, version: int, body: Any) -> tuple[Any, float]:
+    """The answer and its latency in ms."""
+    started = time.perf_counter()
+    answer = wire.call(api_key, version, body)
+    return answer, (time.perf_counter() - started) * 1000
 
 
 def produce_bytes(bootstrap: str, count: int) -> float:
@@ -98,18 +87,13 @@ def produce_bytes(bootstrap: str, count: int) -> float:
     return count / (1 << 20) / (time.perf_counter() - started)
 
 
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
-
-
 def fetch_latencies(wire: Wire, end_offset: int, rng: random.Random) -> list[float]:
     Q = FetchRequest
     latencies = []
     for _ in range(FETCHES):
         partition = Q.FetchPartition(partition=0, fetch_offset=rng.randrange(end_offset), partition_max_bytes=65536)
         body = Q(max_wait_ms=0, min_bytes=1, topics=[Q.FetchTopic(topic=TOPIC, partitions=[partition])])
-        answer, ms = wire.call(ApiKey.FETCH, 12, body)
+        answer, ms = timed_call(wire, ApiKey.FETCH, 12, body)
         data = answer.responses[0].partitions[0]
         if data.error_code or not data.records:
             raise RuntimeError(f"fetch failed: error {data.error_code}, {len(data.records or b'')} bytes")
@@ -122,7 +106,7 @@ def by_time_latencies(wire: Wire, first_ms: int, last_ms: int, rng: random.Rando
     latencies = []
     for _ in range(TIME_LOOKUPS):
         partition = Q.ListOffsetsPartition(partition_index=0, timestamp=rng.randint(first_ms, last_ms))
-        answer, ms = wire.call(ApiKey.LIST_OFFSETS, 7, Q(topics=[Q.ListOffsetsTopic(name=TOPIC,
+        answer, ms = timed_call(wire, ApiKey.LIST_OFFSETS, 7, Q(topics=[Q.ListOffsetsTopic(name=TOPIC,
                                                                                      partitions=[partition])]))
         if answer.topics[0].partitions[0].error_code:
             raise RuntimeError(f"ListOffsets failed: error {answer.topics[0].partitions[0].error_code}")
@@ -132,7 +116,7 @@ def by_time_latencies(wire: Wire, first_ms: int, last_ms: int, rng: random.Rando
 
 def end_offset(wire: Wire) -> int:
     Q = ListOffsetsRequest
-    answer, _ = wire.call(ApiKey.LIST_OFFSETS, 7, Q(topics=[Q.ListOffsetsTopic(
+    answer, _ = timed_call(wire, ApiKey.LIST_OFFSETS, 7, Q(topics=[Q.ListOffsetsTopic(
         name=TOPIC, partitions=[Q.ListOffsetsPartition(partition_index=0, timestamp=-1)])]))
     return answer.topics[0].partitions[0].offset
 
@@ -143,14 +127,14 @@ def grow(total_gb: float, step_gb: float) -> list[Step]:
     with tempfile.TemporaryDirectory(prefix="log-growth-") as scratch:
         with running_broker(BrokerProcess(Path(scratch))) as broker:
             create_topic(broker.bootstrap, TOPIC, partitions=1)
-            wire = Wire(broker.bootstrap)
+            wire = Wire(broker.bootstrap, client_id="log-growth-bench")
             first_ms = int(time.time() * 1000)
             written, step_bytes = 0, int(step_gb * GB)
             for _ in range(max(1, round(total_gb / step_gb))):
                 rate = produce_bytes(broker.bootstrap, step_bytes)
                 written += step_bytes
-                fetches = fetch_latencies(wire, end_offset(wire), rng)
-                lookups = by_time_latencies(wire, first_ms, int(time.time() * 1000), rng)
+                fetches = sorted(fetch_latencies(wire, end_offset(wire), rng))
+                lookups = sorted(by_time_latencies(wire, first_ms, int(time.time() * 1000), rng))
                 steps.append(Step(written / GB, rate, percentile(fetches, 0.5), percentile(fetches, 0.99),
                                   percentile(lookups, 0.5)))
                 print(f"{written / GB:.1f} GB: {rate:.0f} MB/s, fetch p50 {steps[-1].fetch_p50_ms:.2f} ms",

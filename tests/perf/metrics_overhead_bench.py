@@ -29,7 +29,6 @@ brokers.
 from __future__ import annotations
 
 import argparse
-import os
 import socket
 import statistics
 import tempfile
@@ -42,6 +41,7 @@ from pathlib import Path
 from confluent_kafka import Producer as ConfluentProducer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from tests.perf.measurements import cpu_seconds
 from tests.support.broker_process import BrokerProcess, free_port
 
 SHAPES = {
@@ -84,12 +84,6 @@ def produce_fixed(broker: BrokerProcess, topic: str, records: int) -> tuple[floa
         elapsed = time.perf_counter() - started
         cpu = cpu_seconds(broker.process.pid) - cpu_before
     return requests * FIXED_RECORDS_PER_REQUEST / elapsed, requests * FIXED_RECORDS_PER_REQUEST / cpu
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of process ``pid`` so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def produce(broker: BrokerProcess, topic: str, records: int, settings: dict, size: int) -> tuple[float, float]:

@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
-import socket
 import sys
 import tempfile
 import time
@@ -41,8 +39,9 @@ from confluent_kafka import Producer as ConfluentProducer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from spate.protocol.api_keys import ApiKey
-from spate.protocol.connection import ClientConnection
 from spate.protocol.messages.metadata import MetadataRequest
+from tests.perf.measurements import open_files, raise_open_file_limit, rss_kb
+from tests.perf.raw_wire import Wire
 from tests.support.broker_process import BrokerProcess
 
 RECORD_SIZE = 1024
@@ -61,23 +60,6 @@ class Row:
     recovery_s: float | None
     stop_s: float | None = None
     restart_s: float | None = None
-
-
-def _raise_nofile() -> None:
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft != hard:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-
-
-def broker_fds(pid: int) -> int:
-    return len(os.listdir(f"/proc/{pid}/fd"))
-
-
-def broker_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def produce_one(bootstrap: str, partition: int, timeout: float) -> None:
@@ -145,7 +127,7 @@ def measure(partitions: int, seconds: float, recovery: bool, overrides: dict[str
             create_s = create_topic(broker.bootstrap, partitions)
             metadata_ms = metadata_latency_ms(broker.bootstrap)
             records, elapsed = produce_round_robin(broker.bootstrap, partitions, seconds)
-            fds, rss = broker_fds(pid), broker_rss_mb(pid)
+            fds, rss = open_files(pid), rss_kb(pid) / 1024
             recovery_s = stop_s = restart_s = None
             if recovery:
                 broker.kill()
@@ -162,17 +144,16 @@ def measure(partitions: int, seconds: float, recovery: bool, overrides: dict[str
 
 def metadata_latency_ms(bootstrap: str, requests: int = 20) -> float:
     """Median ms of a Metadata request naming the topic, on one connection."""
-    host, port = bootstrap.rsplit(":", 1)
-    codec = ClientConnection(client_id="partition-scale-bench")
+    wire = Wire(bootstrap, client_id="partition-scale-bench")
     body = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=TOPIC)])
     latencies = []
-    with socket.create_connection((host, int(port)), timeout=60) as sock:
+    try:
         for _ in range(requests):
             started = time.perf_counter()
-            sock.sendall(codec.send_request(ApiKey.METADATA, 12, body)[1])
-            while codec.next_response() is None:
-                codec.receive_data(sock.recv(1 << 20))
+            wire.call(ApiKey.METADATA, 12, body)
             latencies.append((time.perf_counter() - started) * 1000)
+    finally:
+        wire.sock.close()
     return sorted(latencies)[len(latencies) // 2]
 
 
@@ -212,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-recovery", action="store_true", help="skip the SIGKILL recovery measurement")
     parser.add_argument("--override", action="append", default=[], help="broker property key=value")
     args = parser.parse_args(argv)
-    _raise_nofile()
+    raise_open_file_limit()
     overrides = dict(item.split("=", 1) for item in args.override)
     rows = []
     for count in (int(p) for p in args.partitions.split(",")):

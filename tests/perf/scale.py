@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.perf import connection_scale_bench, group_scale_bench, log_growth_bench, partition_scale_bench
+from tests.perf.measurements import raise_open_file_limit
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ def run_all(sizes: Sizes, plots: Path | None) -> None:
     if plots:
         plots.mkdir(parents=True, exist_ok=True)
 
-    partition_scale_bench._raise_nofile()
+    raise_open_file_limit()
     rows = []
     for count in sizes.partitions:
         rows.append(partition_scale_bench.measure(count, sizes.produce_seconds, True, {}))
