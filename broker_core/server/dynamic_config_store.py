@@ -3,8 +3,8 @@
 In a cluster, Kafka's layout: ``/config/brokers/<default>`` and
 ``/config/brokers/<id>``, each change committed with a ``/config/changes``
 notification (``entity_path`` ``brokers/<id>``) that makes every broker read
-them again (and every ``RELOAD_INTERVAL_S`` in case a watch was lost with the
-session). The embedded single broker keeps them in
+them again (and every 30 s in case a watch was lost with the
+session; see ``config_change_follower``). The embedded single broker keeps them in
 ``spate-dynamic-broker-configs.json`` in its metadata directory, replaced
 atomically on every change.
 
@@ -14,7 +14,6 @@ Reads and writes block (ZooKeeper, the disk): call them off the event loop.
 from __future__ import annotations
 
 import json
-import logging
 import threading
 from pathlib import Path
 from typing import Callable, Protocol
@@ -23,16 +22,14 @@ from kazoo.exceptions import NoNodeError
 
 from broker_core.cluster.errors import MetadataStoreFileError
 from broker_core.cluster.zk.client import ZkSession
+from broker_core.cluster.zk.config_change_follower import ConfigChangeFollower
 from broker_core.cluster.zk.config_entity_zk import ConfigUpdate, update_config_entity
-from broker_core.cluster.zk.znodes.configs import ConfigChangesZNode, ConfigEntityZNode
+from broker_core.cluster.zk.znodes.configs import ConfigEntityZNode
 from broker_core.config.dynamic_broker_config import DEFAULT_ENTITY
 from broker_core.storage.fs import write_atomically
 
-logger = logging.getLogger(__name__)
-
 CONFIGS_FILE_NAME = "spate-dynamic-broker-configs.json"
 BROKERS = "brokers"
-RELOAD_INTERVAL_S = 30.0
 
 
 class DynamicConfigStore(Protocol):
@@ -88,18 +85,7 @@ class ZkDynamicConfigStore:
 
     def __init__(self, session: ZkSession, on_change: Callable[[], None] | None = None) -> None:
         self._session = session
-        self._on_change = on_change
-        self._changed = threading.Event()
-        self._closed = False
-        self._watch()
-        self._thread = threading.Thread(target=self._reload_on_change, name="dynamic-config-reloader", daemon=True)
-        self._thread.start()
-
-    def _watch(self) -> None:
-        try:
-            self._session.get_children(ConfigChangesZNode.path(), watch=lambda _event: self._changed.set())
-        except NoNodeError:
-            self._session.exists(ConfigChangesZNode.path(), watch=lambda _event: self._changed.set())
+        self._follower = ConfigChangeFollower(session, on_change or (lambda: None), "dynamic broker configs").start()
 
     def read(self, entity: str) -> dict[str, str]:
         try:
@@ -119,22 +105,8 @@ class ZkDynamicConfigStore:
         update_config_entity(self._session, f"{BROKERS}/{entity}", record)
         return dict(written[0])
 
-    def _reload_on_change(self) -> None:
-        while not self._closed:
-            self._changed.wait(RELOAD_INTERVAL_S)
-            self._changed.clear()
-            if self._closed:
-                return
-            try:
-                self._watch()
-                if self._on_change is not None:
-                    self._on_change()
-            except Exception:  # ZooKeeper away: keep the configs in force and try again later
-                logger.warning("could not reload the dynamic broker configs", exc_info=True)
-
     def close(self) -> None:
-        self._closed = True
-        self._changed.set()
+        self._follower.close()
 
 
 def entity_name(node_id: int | None) -> str:

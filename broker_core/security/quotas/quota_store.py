@@ -6,8 +6,8 @@ In a cluster, Kafka's layout: the config overrides of ``/config/users/<user>``,
 ``/config/changes`` notification (``entity_path`` ``users/alice/clients/app``)
 for every change. A user's znode holds their SCRAM credentials too, so a
 write keeps the keys it does not own. Every broker keeps a snapshot, read
-again when a notification appears (and every ``RELOAD_INTERVAL_S`` in case a
-watch was lost with the session).
+again when a notification appears (and every 30 s in case a
+watch was lost with the session; see ``config_change_follower``).
 
 The embedded single broker keeps them in ``spate-client-quotas.json`` in its
 metadata directory, replaced atomically on every change.
@@ -29,8 +29,9 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from broker_core.cluster.errors import MetadataStoreFileError
 from broker_core.cluster.zk.client import ZkSession
+from broker_core.cluster.zk.config_change_follower import ConfigChangeFollower
 from broker_core.cluster.zk.config_entity_zk import update_config_entity
-from broker_core.cluster.zk.znodes.configs import ConfigChangesZNode, ConfigEntityZNode
+from broker_core.cluster.zk.znodes.configs import ConfigEntityZNode
 from broker_core.security.quotas.client_quota_entity import DEFAULT, QUOTA_KEYS, ClientQuotaEntity, Component
 from broker_core.storage.fs import write_atomically
 
@@ -38,7 +39,6 @@ logger = logging.getLogger(__name__)
 
 QUOTAS_FILE_NAME = "spate-client-quotas.json"
 DEFAULT_NAME = "<default>"
-RELOAD_INTERVAL_S = 30.0
 QuotaMap = dict[ClientQuotaEntity, dict[str, float]]
 
 
@@ -136,11 +136,10 @@ class ZkClientQuotaStore:
     def __init__(self, session: ZkSession) -> None:
         self._session = session
         self._quotas: QuotaMap = {}
-        self._changed = threading.Event()
-        self._closed = False
+        # The watch is armed before the first read, so no change made in between goes unseen.
+        self._follower = ConfigChangeFollower(session, self.reload, "client quotas")
         self.reload()
-        self._thread = threading.Thread(target=self._reload_on_change, name="client-quota-reloader", daemon=True)
-        self._thread.start()
+        self._follower.start()
 
     def snapshot(self) -> Mapping[ClientQuotaEntity, Mapping[str, float]]:
         return self._quotas
@@ -152,11 +151,7 @@ class ZkClientQuotaStore:
             return []
 
     def reload(self) -> None:
-        """Read every quota entity again, and watch ``/config/changes`` for the next change."""
-        try:
-            self._session.get_children(ConfigChangesZNode.path(), watch=lambda _event: self._changed.set())
-        except NoNodeError:
-            self._session.exists(ConfigChangesZNode.path(), watch=lambda _event: self._changed.set())
+        """Read every quota entity again."""
         paths = [f"clients/{c}" for c in self._children("/config/clients")]
         for user in self._children("/config/users"):
             paths.append(f"users/{user}")
@@ -173,20 +168,8 @@ class ZkClientQuotaStore:
                 quotas[parse_entity_path(path)] = values
         self._quotas = quotas
 
-    def _reload_on_change(self) -> None:
-        while not self._closed:
-            self._changed.wait(RELOAD_INTERVAL_S)
-            self._changed.clear()
-            if self._closed:
-                return
-            try:
-                self.reload()
-            except Exception:  # ZooKeeper away: keep the last snapshot and try again later
-                logger.warning("could not reload client quotas", exc_info=True)
-
     def close(self) -> None:
-        self._closed = True
-        self._changed.set()
+        self._follower.close()
 
     def _ensure_parents(self, znode: str) -> None:
         """``/config/users/<u>/clients`` needs ``/config/users/<u>``: made as an entity without overrides, which
