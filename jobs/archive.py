@@ -39,6 +39,7 @@ from typing import Sequence
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from jobs.job_logging import configure_job_logging
 from spark_ext import SpateDataSource
 from spark_ext.archive_table import DATE_COLUMN, archive_app_id, archived_until
 from spark_ext.delta.sink import SpateDeltaDataSource
@@ -182,8 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     config = ArchiveConfig(args.topic, args.bootstrap_server, args.table, args.all)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True)
-    logging.getLogger("py4j").setLevel(logging.WARNING)
+    configure_job_logging()
     spark = SparkSession.builder.appName(f"spate-archive-{config.topic}").getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     try:

@@ -52,6 +52,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from jobs.job_logging import configure_job_logging
 from spark_ext import SpateDataSource
 from spate.client.admin.admin import Admin
 from spate.client.admin.clean_plans import DEFAULT_CHUNK_ENTRIES, CleanPlanClient, LogCleaningState, PlanOutcome
@@ -315,8 +316,7 @@ def report(reports: Iterable[PartitionReport]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     config = config_from(parser.parse_args(argv), parser)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True)
-    logging.getLogger("py4j").setLevel(logging.WARNING)
+    configure_job_logging()
     spark = SparkSession.builder.appName("spate-compaction").getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     what = ", ".join(config.topics) or "every due topic planned by spark"

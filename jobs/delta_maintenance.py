@@ -33,6 +33,7 @@ import sys
 from dataclasses import asdict, dataclass
 from typing import Sequence
 
+from jobs.job_logging import configure_job_logging
 from spark_ext.delta.optimize import DEFAULT_TARGET_FILE_SIZE, CompactionResult, compact
 from spark_ext.delta.vacuum import (
     DEFAULT_RETENTION_HOURS,
@@ -142,7 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     config = config_from(args, parser)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True)
+    configure_job_logging()
     from deltalake.exceptions import TableNotFoundError
 
     try:

@@ -35,6 +35,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
+from jobs.job_logging import configure_job_logging
 from jobs.query_progress import report_query_progress
 from spark_ext import SpateDataSource
 from spark_ext.delta.sink import SpateDeltaDataSource
@@ -156,8 +157,7 @@ def config_from(args: argparse.Namespace, parser: argparse.ArgumentParser) -> In
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     config = config_from(parser.parse_args(argv), parser)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True)
-    logging.getLogger("py4j").setLevel(logging.WARNING)
+    configure_job_logging()
     spark = SparkSession.builder.appName(f"spate-ingest-{config.topic}").getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     logger.info("ingesting topic %s into %s (checkpoint %s, %s)", config.topic, config.table, config.checkpoint,

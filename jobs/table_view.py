@@ -39,6 +39,7 @@ from typing import Callable, Sequence
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from jobs.job_logging import configure_job_logging
 from spark_ext import SpateDataSource
 from spark_ext.delta.schema import DeltaSchemaError
 from spark_ext.delta.view_offsets import OffsetRange, plan_slices, spark_offsets_json
@@ -197,8 +198,7 @@ def config_from(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Ta
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     config = config_from(parser.parse_args(argv), parser)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True)
-    logging.getLogger("py4j").setLevel(logging.WARNING)
+    configure_job_logging()
     spark = SparkSession.builder.appName(f"spate-table-view-{config.topic}").getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     try:
