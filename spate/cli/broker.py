@@ -19,7 +19,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "start",
         help="start a broker in the foreground",
         description="Start a broker in the foreground. It logs to stderr and stops cleanly on SIGTERM or "
-        "Ctrl-C. Without --config the built-in defaults apply (the same as conf/broker.properties).",
+        "Ctrl-C. Without --config Kafka's built-in defaults apply; conf/broker.properties is the file to start "
+        "from (it also sets group.initial.rebalance.delay.ms=0 for development, as Kafka's server.properties does).",
     )
     start.add_argument("--config", type=Path, metavar="FILE", help="a broker.properties file")
     start.add_argument(
