@@ -76,13 +76,13 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
         names = view.topic_names()
         if acl_checks.enabled(ctx):
             names = [name for name in names if acl_checks.topic(ctx, request, acl_checks.Op.DESCRIBE, name)]
-        allow_create = False
+        by_id, allow_create = [], False
     else:
         by_id = [t for t in body.topics if t.name is None]
         names = [t.name for t in body.topics if t.name is not None]
         allow_create = body.allow_auto_topic_creation
     topics = [_describe_topic(ctx, request, live, name, allow_create) for name in names]
-    if body.topics is not None and by_id:
+    if by_id:
         topics += _describe_topics_by_id(ctx, request, live, [t.topic_id for t in by_id])
     if getattr(body, "include_topic_authorized_operations", False):
         for described in topics:
