@@ -11,8 +11,8 @@ for, so the value carries both and the encoder refuses any other place
 error, never a malformed frame.
 
 Into a :class:`~spate.protocol.types.PartsBuffer`, bytes of at least its
-``inline_limit`` stay out of line like large records, so sending them
-copies nothing.
+``inline_limit`` stay out of line like large records, so encoding the
+frame does not copy them.
 """
 
 from __future__ import annotations
