@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Mapping
 
 from broker_core.config.broker_config import BrokerConfig
@@ -15,6 +15,7 @@ from broker_core.server.cluster_membership import ClusterMembership
 from broker_core.server.dynamic_config_manager import DynamicConfigManager
 from broker_core.server.fetch_session.fetch_manager import FetchManager
 from broker_core.server.isr_manager import IsrManager
+from broker_core.server.metadata_answer_cache import MetadataAnswerCache
 from broker_core.server.metadata_view import MetadataView
 from broker_core.server.producer_ids import ProducerIdManager
 from broker_core.server.replica_manager import ReplicaManager
@@ -67,6 +68,8 @@ class BrokerContext:
 
     # Dynamic broker configs (resource BROKER of AlterConfigs / DescribeConfigs) and the configuration in force.
     dynamic_config: DynamicConfigManager | None = None
+    # Metadata answers' encoded topic entries; every listener's context shares the broker's one.
+    metadata_answers: MetadataAnswerCache = field(default_factory=MetadataAnswerCache)
 
     @property
     def current_config(self) -> BrokerConfig:

@@ -60,6 +60,9 @@ class MetadataCache:
         self._brokers: dict[int, BrokerRegistration] = {}
         self._partitions: dict[str, dict[int, PartitionMetadata]] = {}
         self._topic_ids: dict[str, uuid.UUID] = {}
+        # One immutable TopicMetadata per topic, made when first asked for and dropped when an update touches
+        # the topic: answers built from a snapshot stay valid exactly as long as it is handed out.
+        self._snapshots: dict[str, TopicMetadata] = {}
         self._waiters: list[tuple[Callable[[], bool], asyncio.Future[None]]] = []
 
     # --- MetadataView ----------------------------------------------------------------------
@@ -83,10 +86,13 @@ class MetadataCache:
         return sorted(self._partitions)
 
     def get_topic(self, name: str) -> TopicMetadata:
-        partitions = self._partitions.get(name)
-        if partitions is None:
-            raise UnknownTopicError(name)
-        return TopicMetadata(name, self._topic_ids.get(name, _ZERO_UUID), partitions)
+        snapshot = self._snapshots.get(name)
+        if snapshot is None:
+            partitions = self._partitions.get(name)
+            if partitions is None:
+                raise UnknownTopicError(name)
+            snapshot = self._snapshots[name] = TopicMetadata(name, self._topic_ids.get(name, _ZERO_UUID), partitions)
+        return snapshot
 
     def partition_count(self, name: str) -> int | None:
         partitions = self._partitions.get(name)
@@ -132,6 +138,7 @@ class MetadataCache:
         self._controller_id = body.controller_id if body.controller_id >= 0 else NO_CONTROLLER
 
         topic_ids = dict(self._topic_ids)
+        touched = {topic.topic_name for topic in body.topic_states}
         for topic in body.topic_states:
             if topic.topic_id != _ZERO_UUID:
                 topic_ids[topic.topic_name] = topic.topic_id
@@ -140,8 +147,14 @@ class MetadataCache:
         deleted: list[TopicPartition] = []
         states = list(_partition_states(body))
         if states:
-            partitions = {topic: dict(by_index) for topic, by_index in self._partitions.items()}
+            # Copy on write: the topics an update touches get new maps, the others keep theirs.
+            partitions = dict(self._partitions)
+            copied: set[str] = set()
             for topic, state in states:
+                if topic not in copied:
+                    copied.add(topic)
+                    if topic in partitions:
+                        partitions[topic] = dict(partitions[topic])
                 tp = TopicPartition(topic, state.partition_index)
                 if state.leader == LEADER_DURING_DELETE:
                     _remove(partitions, topic_ids, tp)
@@ -151,7 +164,10 @@ class MetadataCache:
                     if tp in deleted:
                         deleted.remove(tp)
             self._partitions = partitions
+            touched |= copied
         self._topic_ids = {topic: topic_id for topic, topic_id in topic_ids.items() if topic in self._partitions}
+        for topic in touched:
+            self._snapshots.pop(topic, None)
         logger.info(
             "metadata from controller %d: %d live broker(s), %d partition state(s), %d partition(s) deleted",
             body.controller_id, len(self._brokers), len(states) - len(deleted), len(deleted),

@@ -31,6 +31,7 @@ from spate.protocol.errors import (
 from spate.protocol.framing import DEFAULT_MAX_REQUEST_SIZE, FramePart, frame_length
 from spate.protocol.headers import RequestHeader
 from spate.protocol.messages import REQUESTS, RESPONSES, request_schema, response_schema
+from spate.protocol.pre_encoded import PreEncoded
 from spate.protocol.types import FileRangeRef
 from spate.protocol.versions import ADVERTISED_VERSIONS, VersionRange
 
@@ -47,6 +48,7 @@ __all__ = [
     "FrameTooLargeError",
     "InvalidRequestError",
     "KafkaError",
+    "PreEncoded",
     "ProtocolDecodeError",
     "ProtocolError",
     "ProtocolUsageError",

@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 from spate.protocol import types as t
 from spate.protocol.declarations import MISSING, Array, Field, SchemaError, Struct
 from spate.protocol.errors import ProtocolDecodeError, ProtocolUsageError
+from spate.protocol.pre_encoded import PreEncoded, append_pre_encoded
 from spate.protocol.types import Codec
 
 _VARIANTS: dict[Codec, dict[tuple[bool, bool], Codec]] = {
@@ -278,6 +279,10 @@ class Builder:
             self.compiled[key] = codec
         return codec
 
+    def qualified_name(self, struct: Struct) -> str:
+        """``<message>.<struct>``: struct names are unique within a message, not across messages."""
+        return f"{self.message_name}.{struct.name}"
+
     def compile_struct(self, struct: Struct, version: int) -> Codec:
         cls = self.make_class(struct)
         flexible = self.flexible(version)
@@ -297,7 +302,8 @@ class Builder:
                 tagged.append((f.tag, index, f, self.field_codec(f, version)))  # type: ignore[arg-type]
         tagged.sort(key=lambda item: item[0])
         min_size = sum(codec.min_size for _, codec in wire) + (1 if flexible else 0)
-        encode = _struct_encoder(struct.name, wire, tagged if flexible else None)
+        encode = _struct_encoder(struct.name, wire, tagged if flexible else None,
+                                 pre_encoded_as=(self.qualified_name(struct), version))
         decode = _struct_decoder(cls, names, decoders, tagged if flexible else None)
         return Codec(struct.name, encode, decode, min_size)
 
@@ -335,13 +341,21 @@ def _struct_encoder(
     struct_name: str,
     wire: list[tuple[str, Codec]],
     tagged: list[tuple[int, int, Field, Codec]] | None,
+    *,
+    pre_encoded_as: tuple[str, int],
 ) -> t.Encoder:
+    """``pre_encoded_as``: the (qualified struct name, version) a :class:`PreEncoded` value must have been
+    encoded as to be appended in place of one of these structs."""
     names = [name for name, _ in wire]
+    qualified, version = pre_encoded_as
     encoders = [codec.encode for _, codec in wire]
     get_values = _getter(names)
     failures = (*t.ENCODE_FAILURES, ProtocolUsageError)
 
     def encode(buf: bytearray, obj: Any) -> None:
+        if obj.__class__ is PreEncoded:
+            append_pre_encoded(buf, obj, qualified, version)
+            return
         try:
             values = get_values(obj)
             for encode_field, value in zip(encoders, values):

@@ -40,6 +40,7 @@ from typing import Any, ClassVar, Sequence
 from spate.protocol.compiler import Builder
 from spate.protocol.declarations import MISSING, Array, Field, SchemaError, Struct
 from spate.protocol.errors import ProtocolDecodeError, ProtocolUsageError
+from spate.protocol.pre_encoded import PreEncoded
 from spate.protocol.types import Codec
 from spate.protocol.versions import VersionRange
 
@@ -89,6 +90,7 @@ class MessageSchema:
         root: Struct,
         codecs: dict[int, Codec],
         classes: dict[str, type],
+        struct_codecs: dict[tuple[str, int], Codec] | None = None,
     ) -> None:
         self.name = name
         self.api_key = api_key
@@ -98,6 +100,7 @@ class MessageSchema:
         self.root = root
         self.classes = classes
         self._codecs = codecs
+        self._struct_codecs = struct_codecs or {}
 
     def __repr__(self) -> str:
         return f"<MessageSchema {self.name} v{self.versions.min}-{self.versions.max}>"
@@ -123,6 +126,20 @@ class MessageSchema:
         buf = bytearray()
         self.encode_into(buf, value, version)
         return bytes(buf)
+
+    def encode_struct(self, value: StructValue, version: int) -> PreEncoded:
+        """One nested struct of this message encoded at ``version``, to put in place of such a struct in
+        messages encoded later at that version (see :mod:`spate.protocol.pre_encoded`)."""
+        name = type(value).__name__
+        codec = self._struct_codecs.get((name, version))
+        if codec is None or self.classes.get(name) is not type(value):
+            raise ProtocolUsageError(f"{self.name} v{version} has no struct {type(value).__qualname__}")
+        buf = bytearray()
+        try:
+            codec.encode(buf, value)
+        except ProtocolUsageError as exc:
+            raise ProtocolUsageError(f"{self.name}.{name} v{version}: {exc}") from exc.__cause__
+        return PreEncoded(f"{self.name}.{name}", version, bytes(buf))
 
     def decode_from(self, mv: memoryview, pos: int, version: int) -> tuple[Any, int]:
         """Decode one message at ``pos``; ProtocolDecodeError for any malformed input."""
@@ -185,7 +202,14 @@ def build_message(
     builder.check_struct(root, (low, high))
     cls = builder.make_class(root)
     codecs = {v: builder.struct_codec(root, v) for v in range(low, high + 1)}
-    schema = MessageSchema(name, api_key, VersionRange(low, high), flexible_from, root, codecs, builder.classes)
+    struct_codecs = {
+        (struct_name, v): builder.compiled[(id(struct), v)]
+        for struct_name, struct in builder.structs.items()
+        for v in range(low, high + 1)
+        if (id(struct), v) in builder.compiled and struct is not root
+    }
+    schema = MessageSchema(name, api_key, VersionRange(low, high), flexible_from, root, codecs, builder.classes,
+                           struct_codecs)
     cls.SCHEMA = schema
     for struct_name, struct_cls in builder.classes.items():
         if struct_cls is not cls:

@@ -19,6 +19,11 @@ With an authorizer, "all topics" lists only those the principal may
 Describe; a topic named without Describe is answered
 TOPIC_AUTHORIZATION_FAILED, and auto-creating one needs Create on the
 cluster or the topic (else TOPIC_AUTHORIZATION_FAILED).
+
+A described topic's entry is encoded once and reused from the broker's
+:class:`~broker_core.server.metadata_answer_cache.MetadataAnswerCache` for
+as long as the topic, the brokers and the request's version, listener and
+authorized operations are the same (see that module for what invalidates it).
 """
 
 from __future__ import annotations
@@ -33,10 +38,12 @@ from broker_core.security.authorizer.acl import ResourceType
 from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.handlers.topic_ids import topic_names_by_id
-from broker_core.server.metadata_view import MetadataView, PartitionMetadata
+from broker_core.server.metadata_answer_cache import TopicEntryKey
+from broker_core.server.metadata_view import MetadataView, PartitionMetadata, TopicMetadata
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode
 from spate.protocol.messages.metadata import AUTHORIZED_OPERATIONS_OMITTED, MetadataResponse
+from spate.protocol.pre_encoded import PreEncoded
 from spate.protocol.types import ZERO_UUID
 
 R = MetadataResponse
@@ -49,17 +56,20 @@ class _Brokers:
 
     view: MetadataView
     reachable: dict[int, BrokerRegistration]  # alive, at their endpoint on the request's listener
-    _alive: dict[int, bool] = field(default_factory=dict)
+    reachable_ids: frozenset[int]
+    # Every answer is_alive gave, which the answer cache checks again before reusing an entry built with them.
+    alive_answers: dict[int, bool] = field(default_factory=dict)
 
     @classmethod
     def of(cls, view: MetadataView) -> _Brokers:
-        return cls(view, {b.broker_id: b for b in view.alive_brokers()})
+        reachable = {b.broker_id: b for b in view.alive_brokers()}
+        return cls(view, reachable, frozenset(reachable))
 
     def is_alive(self, broker_id: int) -> bool:
         """Alive on any listener."""
-        alive = self._alive.get(broker_id)
+        alive = self.alive_answers.get(broker_id)
         if alive is None:
-            alive = self._alive[broker_id] = self.view.is_alive(broker_id)
+            alive = self.alive_answers[broker_id] = self.view.is_alive(broker_id)
         return alive
 
 
@@ -76,19 +86,14 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
         names = view.topic_names()
         if acl_checks.enabled(ctx):
             names = [name for name in names if acl_checks.topic(ctx, request, acl_checks.Op.DESCRIBE, name)]
-        allow_create = False
+        by_id, allow_create = [], False
     else:
         by_id = [t for t in body.topics if t.name is None]
         names = [t.name for t in body.topics if t.name is not None]
         allow_create = body.allow_auto_topic_creation
     topics = [_describe_topic(ctx, request, live, name, allow_create) for name in names]
-    if body.topics is not None and by_id:
+    if by_id:
         topics += _describe_topics_by_id(ctx, request, live, [t.topic_id for t in by_id])
-    if getattr(body, "include_topic_authorized_operations", False):
-        for described in topics:
-            if described.error_code == ErrorCode.NONE:
-                described.topic_authorized_operations = acl_checks.authorized_operations(
-                    ctx, request, ResourceType.TOPIC, described.name)
     cluster_operations = AUTHORIZED_OPERATIONS_OMITTED
     if getattr(body, "include_cluster_authorized_operations", False):
         cluster_operations = acl_checks.authorized_operations(ctx, request, ResourceType.CLUSTER)
@@ -116,7 +121,6 @@ def _describe_topics_by_id(ctx: BrokerContext, request: Request, live: _Brokers,
 
 
 def _describe_topic(ctx: BrokerContext, request: Request, live: _Brokers, name: str, allow_create: bool) -> Any:
-    version = request.api_version
     if not acl_checks.topic(ctx, request, acl_checks.Op.DESCRIBE, name):
         return R.MetadataResponseTopic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=name, partitions=[])
     if not is_valid_topic_name(name):
@@ -130,11 +134,26 @@ def _describe_topic(ctx: BrokerContext, request: Request, live: _Brokers, name: 
         if isinstance(created, ErrorCode):
             return R.MetadataResponseTopic(error_code=created, name=name, partitions=[])
         topic = created
-    partitions = [_describe_partition(live, index, state, version) for index, state in topic.partitions.items()]
-    return R.MetadataResponseTopic(
-        error_code=ErrorCode.NONE, name=name, topic_id=topic.topic_id, is_internal=is_internal_topic(name),
-        partitions=partitions,
+    return _topic_entry(ctx, request, live, topic)
+
+
+def _topic_entry(ctx: BrokerContext, request: Request, live: _Brokers, topic: TopicMetadata) -> PreEncoded:
+    """The topic's entry encoded, from the answer cache when ``topic`` and the brokers are as they were."""
+    version = request.api_version
+    operations = AUTHORIZED_OPERATIONS_OMITTED
+    if getattr(request.body, "include_topic_authorized_operations", False):
+        operations = acl_checks.authorized_operations(ctx, request, ResourceType.TOPIC, topic.name)
+    key = TopicEntryKey(topic.name, version, ctx.listener_name, operations)
+    cached = ctx.metadata_answers.get(key, topic, live.reachable_ids, live.is_alive)
+    if cached is not None:
+        return cached
+    described = R.MetadataResponseTopic(
+        error_code=ErrorCode.NONE, name=topic.name, topic_id=topic.topic_id, is_internal=is_internal_topic(topic.name),
+        partitions=[_describe_partition(live, index, state, version) for index, state in topic.partitions.items()],
+        topic_authorized_operations=operations,
     )
+    encoded = R.SCHEMA.encode_struct(described, version)
+    return ctx.metadata_answers.put(key, topic, live.reachable_ids, live.alive_answers, encoded)
 
 
 def _may_create(ctx: BrokerContext, request: Request, name: str) -> bool:

@@ -7,11 +7,12 @@ from types import SimpleNamespace
 import pytest
 
 from broker_core.server.handlers import metadata
+from broker_core.server.metadata_answer_cache import MetadataAnswerCache
 from broker_core.server.metadata_cache import MetadataCache
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode
-from spate.protocol.messages.metadata import MetadataRequest
+from spate.protocol.messages.metadata import MetadataRequest, MetadataResponse
 from tests.support.controller_requests import Broker, FakeController, PartitionSpec
 
 BROKERS = [
@@ -26,11 +27,13 @@ def answer(listener: str, version: int):
         PartitionSpec("orders", 0, 1, replicas=(1, 2)), PartitionSpec("orders", 1, 2, replicas=(2, 1)),
     ])
     cache.update_metadata(body)
-    ctx = SimpleNamespace(metadata=cache.for_listener(listener), admin=None)
+    ctx = SimpleNamespace(metadata=cache.for_listener(listener), admin=None, listener_name=listener,
+                          metadata_answers=MetadataAnswerCache())
     request = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name="orders")],
                               allow_auto_topic_creation=False)
-    return metadata.handle(ctx, Request(header=None, body=request, api_key=ApiKey.METADATA, api_version=version,
-                                        size=0))
+    response = metadata.handle(ctx, Request(header=None, body=request, api_key=ApiKey.METADATA, api_version=version,
+                                            size=0))
+    return MetadataResponse.decode(response.encode(version), version)  # topic entries come encoded
 
 
 @pytest.mark.parametrize("version, error", [(5, ErrorCode.LEADER_NOT_AVAILABLE), (6, ErrorCode.LISTENER_NOT_FOUND),
