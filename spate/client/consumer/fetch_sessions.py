@@ -103,9 +103,8 @@ class FetchSessions:
         session = self._sessions.get(node)
         return 0 if session is None else session.handler.next_metadata.session_id
 
-    def _body(
-        self, metadata: FetchMetadata, positions: Mapping[TopicPartition, FetchPosition], forgotten: list[TopicPartition]
-    ) -> Any:
+    def _body(self, metadata: FetchMetadata, positions: Mapping[TopicPartition, FetchPosition],
+              forgotten: list[TopicPartition]) -> Any:
         config = self.config
         Q = FetchRequest
         topics = [
