@@ -103,7 +103,9 @@ def test_a_seek_names_the_partition_at_its_new_offset(cluster) -> None:
         mark = len(cluster.fetches)
         records = poll_until(consumer, lambda: consumer.position(tp(1)) == 3)
     assert [r.value for r in records] == [b"y", b"z"]
-    assert first_change(cluster.fetches_since(mark)).named == {(TOPIC, 1): 1}
+    # (A fetch sent before the seek may still name the partition at 3, where the read left it.)
+    assert {(TOPIC, 1): 1} in [f.named for f in cluster.fetches_since(mark)]
+    assert sum(f.full for f in cluster.fetches) == 1
 
 
 def test_a_paused_partition_is_forgotten_and_named_again_when_resumed(cluster) -> None:
