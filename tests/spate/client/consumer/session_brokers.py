@@ -43,7 +43,7 @@ class SeenFetch:
 
 
 @dataclass
-class _Session:
+class ScriptedSession:
     partitions: dict[Key, int]
     epoch: int = 1
 
@@ -63,7 +63,8 @@ class ScriptedCluster:
         # Fetches to answer with a session error, or by dropping the connection, as they come.
         self.session_errors: list[ErrorCode] = []
         self.close_next_fetch = False
-        self._sessions: dict[int, _Session] = {}
+        # Open sessions by id (ids are unique across the brokers).
+        self.sessions: dict[int, ScriptedSession] = {}
         self._ids = itertools.count(100)
         self._lock = threading.Lock()
         self.brokers = [FakeBroker(versions=self.versions) for _ in range(self.nodes)]
@@ -81,6 +82,10 @@ class ScriptedCluster:
     def append(self, partition: int, *values: bytes) -> None:
         with self._lock:
             self.log[(self.topic, partition)].extend(values)
+
+    def move_leader(self, partition: int, node: int) -> None:
+        with self._lock:
+            self.leaders[(self.topic, partition)] = node
 
     def fetches_since(self, count: int, node: int | None = None) -> list[SeenFetch]:
         with self._lock:
@@ -108,13 +113,13 @@ class ScriptedCluster:
         if self.session_errors and not seen.full:
             return FetchResponse(throttle_time_ms=0, error_code=self.session_errors.pop(0), session_id=0, responses=[])
         if seen.full:
-            self._sessions.pop(seen.session_id, None)
+            self.sessions.pop(seen.session_id, None)
             session_id = 0
             if seen.epoch == 0 and version >= 7 and not self.refuse_sessions:
                 session_id = next(self._ids)
-                self._sessions[session_id] = _Session(dict(named))
+                self.sessions[session_id] = ScriptedSession(dict(named))
             return self._response(node, named, session_id, incremental=False)
-        session = self._sessions.get(seen.session_id)
+        session = self.sessions.get(seen.session_id)
         if session is None:
             return FetchResponse(throttle_time_ms=0, error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND, responses=[])
         if session.epoch != seen.epoch:

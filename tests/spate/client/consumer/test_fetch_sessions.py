@@ -142,20 +142,21 @@ def test_a_partition_whose_leader_moves_leaves_one_session_and_joins_the_other()
         cluster.append(3, b"before")
         with reading(cluster) as consumer:
             records = poll_until(consumer, lambda: consumer.position(tp(3)) == 1)
-            with cluster._lock:
-                cluster.leaders[(TOPIC, 3)] = 1
-                cluster.log[(TOPIC, 3)].append(b"after")
+            moved = len(cluster.fetches)
+            cluster.move_leader(3, 1)
+            cluster.append(3, b"after")
             records += poll_until(consumer, lambda: consumer.position(tp(3)) == 2)
-            mark = len(cluster.fetches)
-            fetches_after(cluster, consumer, mark, 2, node=0)
+            fetches_after(cluster, consumer, len(cluster.fetches), 2, node=0)
     finally:
         cluster.stop()
     assert [r.value for r in records] == [b"before", b"after"]
     to_new = [f for f in cluster.fetches if f.node == 1]
     assert to_new[0].full and to_new[0].named == {(TOPIC, 3): 1}
-    forgetting = [f for f in cluster.fetches if f.node == 0 and (TOPIC, 3) in f.forgotten]
-    assert len(forgetting) == 1 and not forgetting[0].full
-    assert all((TOPIC, 3) not in f.named for f in cluster.fetches_since(mark, node=0))
+    old_session, new_session = (next(f.session_id for f in cluster.fetches if f.node == n and not f.full)
+                                for n in (0, 1))
+    assert set(cluster.sessions[old_session].partitions) == ALL - {(TOPIC, 3)}
+    assert set(cluster.sessions[new_session].partitions) == {(TOPIC, 3)}
+    assert not any(f.full for f in cluster.fetches_since(moved, node=0))
 
 
 def test_a_lost_connection_closes_the_session_with_the_next_full_fetch(cluster) -> None:
