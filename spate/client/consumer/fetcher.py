@@ -5,10 +5,10 @@ fetchable partition that broker leads and that has nothing buffered, in the
 broker's incremental fetch session (``fetch_sessions.py``: after the first
 full fetch only changed partitions are named, and the answer holds only
 partitions with news). Answers are checked as they are taken in
-(``fetched_records.py``) and buffered per partition in the
-``fetch_buffer.py``, which hands them out and advances positions. Because a
-new fetch is sent as soon as a partition's buffer is empty, the next
-response is usually on its way while the application processes the last one.
+(``fetched_records.py``) and buffered per partition (``fetch_buffer.py``,
+which hands them out and advances positions). Because a new fetch is sent
+as soon as a partition's buffer is empty, the next response is usually on
+its way while the application processes the last one.
 
 Data for a partition whose position changed (seek, reset, pause) after the
 request was sent is dropped. Partition errors: OFFSET_OUT_OF_RANGE resets the
