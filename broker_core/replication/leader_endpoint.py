@@ -7,7 +7,7 @@ three things, each as the broker ``node_id`` (``replica_id``), so the leader
 treats it as a replica and not as a consumer:
 
 * Fetch v11: the leader's batches from each partition's fetch offset, in an
-  incremental fetch session (``fetch_session_handler``): after the first
+  incremental fetch session (``spate.protocol.fetch_session_handler``): after the first
   full fetch only changed partitions are named, and the answer holds only
   partitions with news (a partition left out has nothing new);
 * OffsetForLeaderEpoch v3: where a leader epoch ended on the leader, to find
@@ -29,9 +29,9 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from broker_core.replication.fetch_session_handler import FetchSessionHandler
 from broker_core.security.inter_broker import PLAINTEXT, InterBrokerSecurity
 from spate.protocol import ApiKey, ClientConnection, ErrorCode, KafkaError, ProtocolError
+from spate.protocol.fetch_session_handler import FetchSessionHandler
 from spate.protocol.framing import SIZE_PREFIX, payload_size
 from spate.protocol.messages.fetch import FetchRequest
 from spate.protocol.messages.list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsRequest

@@ -12,7 +12,8 @@ id                 n > 0           an incremental fetch in session ``id``
 
 Epochs count up from 1 after the full fetch that opened the session and wrap
 from ``INT32_MAX`` back to 1. Pure values: used by the broker's session cache
-and by any fetcher that opens sessions (the broker's replica fetchers).
+and by any fetcher that opens sessions (``fetch_session_handler``: the broker's replica
+fetchers and the client's consumer).
 """
 
 from __future__ import annotations

@@ -1,12 +1,14 @@
-"""Fetching for the consumer: requests to partition leaders, decoding, buffering, resets.
+"""Fetching for the consumer: requests to partition leaders, checking, buffering, resets.
 
-At most one Fetch request is in flight per broker; it names every fetchable
-partition that broker leads and that has nothing buffered. Responses are
-decoded as they are taken in (``fetched_records.py``) and buffered per
-partition; ``drain_records``/``drain_batches`` hand buffered data out and
-advance positions. Because a new fetch is sent as soon as a partition's
-buffer is empty, the next response is usually on its way while the
-application processes the last one.
+At most one Fetch request is in flight per broker; it asks for every
+fetchable partition that broker leads and that has nothing buffered, in the
+broker's incremental fetch session (``fetch_sessions.py``: after the first
+full fetch only changed partitions are named, and the answer holds only
+partitions with news). Answers are checked as they are taken in
+(``fetched_records.py``) and buffered per partition (``fetch_buffer.py``,
+which hands them out and advances positions). Because a new fetch is sent
+as soon as a partition's buffer is empty, the next response is usually on
+its way while the application processes the last one.
 
 Data for a partition whose position changed (seek, reset, pause) after the
 request was sent is dropped. Partition errors: OFFSET_OUT_OF_RANGE resets the
@@ -20,15 +22,15 @@ resolved with ListOffsets requests sent the same asynchronous way.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections import deque
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from spate.client.consumer.consumer_config import ConsumerConfig
 from spate.client.consumer.consumer_record import ConsumerRecord, FetchedBatch, RawBatch
-from spate.client.consumer.fetched_records import decode_raw_batch, select_partition_batches
+from spate.client.consumer.fetch_buffer import FetchBuffer, corrupt
+from spate.client.consumer.fetch_sessions import SESSION_ERRORS, FetchPosition, FetchSessions, PreparedFetch
+from spate.client.consumer.fetched_records import select_partition_batches
 from spate.client.consumer.list_offsets import EARLIEST, LATEST, parse_response, send_list_offsets
 from spate.client.consumer.subscription_state import OffsetResetStrategy, SubscriptionState
 from spate.client.errors import ClientError, NoOffsetForPartitionError, OffsetOutOfRangeError
@@ -36,34 +38,14 @@ from spate.client.net.connection import InFlightRequest
 from spate.client.net.metadata import LEADER_MOVED_ERRORS
 from spate.client.net.network_client import NetworkClient
 from spate.protocol import ApiKey, ErrorCode, KafkaError
-from spate.protocol.messages.fetch import FetchRequest
 from spate.records.errors import CorruptRecordError
-from spate.structs import TopicPartition, group_by_topic
+from spate.structs import TopicPartition
 
 log = logging.getLogger(__name__)
 
 # Answers after which fetching the partition again is worth it, once metadata is fresh.
 _RETRY_FETCH_ERRORS = LEADER_MOVED_ERRORS | {ErrorCode.REPLICA_NOT_AVAILABLE, ErrorCode.OFFSET_NOT_AVAILABLE}
 _RESET_TIMESTAMPS = {OffsetResetStrategy.EARLIEST: EARLIEST, OffsetResetStrategy.LATEST: LATEST}
-
-
-@dataclass(slots=True)
-class _Buffered:
-    """Batches of one partition not yet handed out.
-
-    ``head`` is the first batch decoded, once records are handed out one by
-    one; ``index`` is the next of its records to hand out.
-    """
-
-    batches: deque[RawBatch]
-    end_offset: int
-    head: FetchedBatch | None = None
-    index: int = 0
-
-
-@dataclass(slots=True)
-class _FetchContext:
-    offsets: dict[TopicPartition, int] = field(default_factory=dict)
 
 
 class Fetcher:
@@ -82,10 +64,12 @@ class Fetcher:
         self._fetches: dict[int, InFlightRequest] = {}
         self._resets: dict[int, InFlightRequest] = {}
         self._resetting: set[TopicPartition] = set()
-        self._buffers: dict[TopicPartition, _Buffered] = {}
         self._errors: deque[BaseException] = deque()
-        # Partitions whose next batch is bigger than max_partition_fetch_bytes: they go
-        # first in their next request, where the broker returns one whole batch anyway.
+        self._buffer = FetchBuffer(subscriptions, self._errors)
+        self.sessions = FetchSessions(config)
+        # Partitions whose next batch is bigger than max_partition_fetch_bytes: they go first
+        # in their next full request, where the broker returns one whole batch anyway (in an
+        # incremental one the broker reads in its session's order, partitions that answered last).
         self._oversized: set[TopicPartition] = set()
         self._rotation = 0
 
@@ -102,7 +86,7 @@ class Fetcher:
             self._rotation += 1
             fetchable = fetchable[start:] + fetchable[:start]
             fetchable.sort(key=lambda tp: tp not in self._oversized)
-        by_leader, leaderless = snapshot.by_leader(tp for tp in fetchable if tp not in self._buffers)
+        by_leader, leaderless = snapshot.by_leader(tp for tp in fetchable if tp not in self._buffer)
         if leaderless:
             self.network.metadata.request_update()
         for node, partitions in by_leader.items():
@@ -110,42 +94,26 @@ class Fetcher:
                 self._send_fetch(node, partitions, snapshot)
 
     def _send_fetch(self, node: int, partitions: list[TopicPartition], snapshot: Any) -> None:
-        config = self.config
-        context = _FetchContext()
+        positions: dict[TopicPartition, FetchPosition] = {}
         for tp in partitions:
             position = self.subscriptions.position(tp)
             if position is not None:
-                context.offsets[tp] = position
-        topics = group_by_topic(
-            context.offsets.items(),
-            key=lambda item: item[0],
-            value=lambda item: FetchRequest.FetchPartition(
-                partition=item[0].partition,
-                current_leader_epoch=snapshot.leader_epoch(item[0].topic, item[0].partition),
-                fetch_offset=item[1],
-                log_start_offset=-1,
-                partition_max_bytes=config.max_partition_fetch_bytes,
-            ),
-        )
-        body = FetchRequest(
-            replica_id=-1,
-            max_wait_ms=config.fetch_max_wait_ms,
-            min_bytes=config.fetch_min_bytes,
-            max_bytes=config.fetch_max_bytes,
-            isolation_level=self.isolation_level,
-            session_id=0,
-            session_epoch=-1,
-            topics=[FetchRequest.FetchTopic(topic=name, partitions=parts) for name, parts in topics.items()],
-            forgotten_topics_data=[],
-            rack_id="",
-        )
+                positions[tp] = FetchPosition(position, snapshot.leader_epoch(tp.topic, tp.partition))
+        config = self.config
         # The broker may hold the request for max_wait before answering.
         timeout = (config.request_timeout_ms + config.fetch_max_wait_ms) / 1000
+        prepared: PreparedFetch | None = None
         try:
+            connection = self.network.connect(node)
+            version = connection.version(ApiKey.FETCH)
+            prepared = self.sessions.prepare(node, connection, version, positions)
             self._fetches[node] = self.network.send(
-                node, ApiKey.FETCH, body, timeout=timeout, context=context, callback=self._on_fetch
+                node, ApiKey.FETCH, prepared.body, version=version, timeout=timeout, context=prepared,
+                callback=self._on_fetch,
             )
         except ClientError as exc:
+            if prepared is not None:
+                self.sessions.handle_error(node)
             if not exc.retriable:
                 raise
             log.debug("fetch to node %s not sent: %s", node, exc)
@@ -156,18 +124,35 @@ class Fetcher:
     def _on_fetch(self, request: InFlightRequest) -> None:
         if self._fetches.get(request.node_id) is request:
             del self._fetches[request.node_id]
-        context: _FetchContext = request.context
+        fetch: PreparedFetch = request.context
         if request.error is not None:
             log.debug("fetch from node %s failed: %s", request.node_id, request.error)
+            self.sessions.handle_error(request.node_id)
             self.network.metadata.request_update()
-            self._back_off(list(context.offsets))
+            self._back_off(list(fetch.positions))
             return
-        for topic in request.response.responses:
+        response = request.response
+        if not self.sessions.handle_response(fetch, response):
+            self._session_refused(fetch, ErrorCode.of(response.error_code))
+            return
+        first = True  # the first partition with records: the broker returns at least one whole batch of it
+        for topic in response.responses:
             for data in topic.partitions:
                 tp = TopicPartition(topic.topic, data.partition_index)
-                fetch_offset = context.offsets.get(tp)
-                if fetch_offset is not None:
-                    self._take_partition(tp, fetch_offset, data, first=tp == next(iter(context.offsets)))
+                position = fetch.positions.get(tp)
+                if position is not None:
+                    self._take_partition(tp, position.fetch_offset, data, first)
+                    first = first and not data.records
+
+    def _session_refused(self, fetch: PreparedFetch, error: ErrorCode) -> None:
+        """The answer was not usable: the next Fetch is a full one (at once, unless the broker failed)."""
+        if error in SESSION_ERRORS or error == ErrorCode.NONE:
+            log.debug("fetch session %s at node %s ended (%s); fetching in full", fetch.metadata.session_id,
+                      fetch.node, error.name)
+            return
+        log.debug("fetch from node %s failed: %s", fetch.node, error.name)
+        self.network.metadata.request_update()
+        self._back_off(list(fetch.positions))
 
     def _take_partition(self, tp: TopicPartition, fetch_offset: int, data: Any, first: bool) -> None:
         subscriptions = self.subscriptions
@@ -212,7 +197,7 @@ class Fetcher:
                 check_crcs=self.config.check_crcs,
             )
         except CorruptRecordError as exc:
-            self._errors.append(_corrupt(tp, fetch_offset, exc))
+            self._errors.append(corrupt(tp, fetch_offset, exc))
             return
         if selected.oversized_batch_offset is not None:
             if not first:
@@ -230,7 +215,7 @@ class Fetcher:
             return
         self._oversized.discard(tp)
         if selected.batches:
-            self._buffers[tp] = _Buffered(deque(selected.batches), selected.next_offset)
+            self._buffer.add(tp, selected.batches, selected.next_offset)
         elif selected.next_offset > fetch_offset:
             # Only markers or aborted data: step over them.
             self.subscriptions.state(tp).position = selected.next_offset
@@ -246,108 +231,26 @@ class Fetcher:
         if self._errors:
             raise self._errors.popleft()
 
-    # --- handing out ------------------------------------------------------------------------------
+    # --- handing out (fetch_buffer.py) ---------------------------------------------------------
 
     def has_buffered(self) -> bool:
-        return bool(self._buffers)
+        return bool(self._buffer)
 
     def drain_records(self, max_records: int) -> list[ConsumerRecord]:
-        out: list[ConsumerRecord] = []
-        for tp in list(self._buffers):
-            if len(out) >= max_records:
-                break
-            buffered = self._buffers[tp]
-            state = self.subscriptions.state(tp)
-            while buffered.batches and len(out) < max_records:
-                batch = self._decoded_head(tp, buffered)
-                if batch is None:
-                    continue
-                start = buffered.index
-                stop = min(len(batch), start + max_records - len(out))
-                topic, partition, kind, epoch = batch.topic, batch.partition, batch.timestamp_type, batch.leader_epoch
-                offsets, timestamps, keys, values, headers = (
-                    batch.offsets, batch.timestamps, batch.keys, batch.values, batch.headers,
-                )
-                out.extend(
-                    ConsumerRecord(topic, partition, offsets[i], timestamps[i], kind, keys[i], values[i], headers[i], epoch)
-                    for i in range(start, stop)
-                )
-                if stop == len(batch):
-                    buffered.batches.popleft()
-                    buffered.head = None
-                    buffered.index = 0
-                    state.position = batch.next_offset
-                else:
-                    buffered.index = stop
-                    state.position = offsets[stop - 1] + 1
-            if tp in self._buffers and not buffered.batches:
-                state.position = buffered.end_offset  # past any markers after the last batch
-                del self._buffers[tp]
-        return out
-
-    def _decoded_head(self, tp: TopicPartition, buffered: _Buffered) -> FetchedBatch | None:
-        """The first buffered batch of ``tp``, decoded; None when it had nothing to hand out.
-
-        A batch that fails to decode drops what is buffered for ``tp`` and
-        leaves an error for the next poll; its position stays before it.
-        """
-        if buffered.head is not None:
-            return buffered.head
-        raw = buffered.batches[0]
-        try:
-            decoded = decode_raw_batch(raw)
-        except CorruptRecordError as exc:
-            self._errors.append(_corrupt(tp, raw.start_offset, exc))
-            buffered.batches.clear()
-            del self._buffers[tp]
-            return None
-        if decoded is None:
-            buffered.batches.popleft()
-            self.subscriptions.state(tp).position = raw.next_offset
-            return None
-        buffered.head = decoded
-        return decoded
+        return self._buffer.drain_records(max_records)
 
     def drain_batches(self) -> list[FetchedBatch]:
-        out: list[FetchedBatch] = []
-        for tp in list(self._buffers):
-            buffered = self._buffers[tp]
-            state = self.subscriptions.state(tp)
-            while buffered.batches:
-                batch = self._decoded_head(tp, buffered)
-                if batch is None:
-                    continue
-                out.append(_tail(batch, buffered.index) if buffered.index else batch)
-                buffered.batches.popleft()
-                buffered.head = None
-                buffered.index = 0
-                state.position = batch.next_offset
-            if tp in self._buffers:
-                state.position = buffered.end_offset
-                del self._buffers[tp]
-        return out
+        return self._buffer.drain_batches()
 
     def drain_raw_batches(self) -> list[RawBatch]:
-        out: list[RawBatch] = []
-        for tp, buffered in self._buffers.items():
-            if buffered.head is not None and buffered.index:
-                # Records were handed out one by one from the first batch: the rest start after them.
-                first = buffered.batches[0]
-                start = buffered.head.offsets[buffered.index]
-                buffered.batches[0] = dataclasses.replace(first, start_offset=start)
-            out.extend(buffered.batches)
-            self.subscriptions.state(tp).position = buffered.end_offset
-        self._buffers.clear()
-        return out
+        return self._buffer.drain_raw_batches()
 
     def discard(self, tp: TopicPartition) -> None:
         """Forget buffered data of ``tp`` (after a seek, pause or reassignment)."""
-        self._buffers.pop(tp, None)
+        self._buffer.discard(tp)
 
     def discard_unassigned(self) -> None:
-        for tp in list(self._buffers):
-            if not self.subscriptions.is_assigned(tp):
-                del self._buffers[tp]
+        self._buffer.discard_unassigned()
 
     # --- resets -----------------------------------------------------------------------------------
 
@@ -415,21 +318,3 @@ class Fetcher:
     def fetches_in_flight(self) -> bool:
         return bool(self._fetches)
 
-
-def _corrupt(tp: TopicPartition, offset: int, exc: CorruptRecordError) -> KafkaError:
-    return KafkaError(ErrorCode.CORRUPT_MESSAGE, f"{tp} at offset {offset}: {exc}")
-
-
-def _tail(batch: FetchedBatch, start: int) -> FetchedBatch:
-    return FetchedBatch(
-        batch.topic,
-        batch.partition,
-        batch.offsets[start:],
-        batch.timestamps[start:],
-        batch.keys[start:],
-        batch.values[start:],
-        batch.headers[start:],
-        batch.timestamp_type,
-        batch.next_offset,
-        batch.leader_epoch,
-    )

@@ -91,9 +91,11 @@ class FakeBroker:
                         return
                     if reply is SILENT or not request.expects_response:
                         continue
-                    client.sendall(
-                        conn.encode_response(request.header.correlation_id, request.api_key, request.api_version, reply)
-                    )
+                    try:
+                        client.sendall(conn.encode_response(
+                            request.header.correlation_id, request.api_key, request.api_version, reply))
+                    except OSError:
+                        return  # the client went away while the answer was held
 
     def stop(self) -> None:
         self._stopped.set()

@@ -1,10 +1,10 @@
-"""A follower's fetch session: full first, then only what changed; any failure starts over with a full fetch."""
+"""A fetcher's session with one broker: a full fetch, then only what changed; a failure starts over."""
 
 from __future__ import annotations
 
-from broker_core.replication.fetch_session_handler import FetchSessionHandler
 from spate.protocol import ErrorCode
 from spate.protocol.fetch_session import FetchMetadata
+from spate.protocol.fetch_session_handler import FetchSessionHandler
 
 NONE = ErrorCode.NONE
 

@@ -1,17 +1,21 @@
-"""A follower's side of a fetch session with its leader (Kafka's ``FetchSessionHandler``).
+"""A fetcher's side of a fetch session with one broker (Kafka's ``FetchSessionHandler``, KIP-227).
 
-The first Fetch names every partition at epoch 0; the leader's answer opens a
+The first Fetch names every partition at epoch 0; the broker's answer opens a
 session (or says session 0: no room, keep sending full fetches). Afterwards
 each Fetch carries the session id and the next epoch, and names only the
 partitions whose position changed (fetch offset, leader epoch, log start)
-or that joined, plus the partitions that left as forgotten; the leader
-answers only partitions with news, so a follower of many quiet partitions
+or that joined, plus the partitions that left as forgotten; the broker
+answers only partitions with news, so a fetcher of many quiet partitions
 sends and receives almost nothing.
 
-Any failure starts over with a full fetch: a session the leader no longer
+Any failure starts over with a full fetch: a session the broker no longer
 knows (FETCH_SESSION_ID_NOT_FOUND) opens a new one; any other session error,
 a lost connection, or an answer naming partitions outside the session closes
-the old session with the next full fetch. Event loop only.
+the old session with the next full fetch.
+
+Sans-IO and generic over the partition key and the position, so the broker's
+replica fetchers and the client's consumer share it. Not thread-safe: one
+fetcher, one request in flight per session.
 """
 
 from __future__ import annotations
