@@ -7,9 +7,12 @@ so hundreds of members cost no client threads. Members answer at once (no
 heartbeat interval, no processing between rounds), so the figures are the
 coordinator's own cost plus the round trips the protocol needs:
 
-* classic: 100 members stable; one more joins. Every member must rejoin
-  (JoinGroup is parked until all have), the leader assigns, all SyncGroup:
-  each member owns nothing from its rejoin until its SyncGroup answer.
+* classic: 100 members stable; one more joins (its JoinGroup, once it has
+  its member id, starts the rebalance). Every member hears of it from its
+  next heartbeat (all heartbeat at once, each on its own connection) and
+  must rejoin (JoinGroup is parked until all have), the leader assigns, all
+  SyncGroup: each member owns nothing from its rejoin until its SyncGroup
+  answer.
 * consumer: the same with ConsumerGroupHeartbeat; members heartbeat in
   rounds and apply what they are told at once. Only the members that give up
   a partition change anything.
@@ -26,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from spate.protocol.api_keys import ApiKey
+from spate.protocol.errors import ErrorCode
 from spate.protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest as HB
 from spate.protocol.messages.heartbeat import HeartbeatRequest
 from spate.protocol.messages.join_group import JoinGroupRequest
@@ -69,9 +73,10 @@ def _join(group: str, member_id: str) -> Any:
                             protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"")])
 
 
-def classic_round(wires: list[Wire], group: str, ids: list[str]) -> tuple[list[str], int]:
-    """Everyone (re)joins, then syncs; returns member ids and the generation."""
-    for wire, member_id in zip(wires, ids):
+def classic_round(wires: list[Wire], group: str, ids: list[str], *, parked: int = 0) -> tuple[list[str], int]:
+    """Everyone (re)joins, then syncs; returns member ids and the generation. The JoinGroups of the last
+    ``parked`` members were sent already (they wait for the others)."""
+    for wire, member_id in zip(wires[:len(wires) - parked], ids):
         wire.send(ApiKey.JOIN_GROUP, 5, _join(group, member_id))
     joined = gather(wires)
     ids = [r.member_id for r in joined]
@@ -97,13 +102,17 @@ def classic_join_one(bootstrap: str, members: int) -> float:
     ids = [w.call(ApiKey.JOIN_GROUP, 5, _join(group, "")).member_id for w in wires[:members]]
     ids, generation = classic_round(wires[:members], group, ids)
     start = time.perf_counter()
-    wires[members].send(ApiKey.JOIN_GROUP, 5, _join(group, ""))
-    newcomer = wires[members].receive().member_id  # MEMBER_ID_REQUIRED with its id
-    # The others learn of the rebalance from their heartbeat, then all rejoin and sync.
+    newcomer = wires[members].call(ApiKey.JOIN_GROUP, 5, _join(group, "")).member_id  # MEMBER_ID_REQUIRED
+    wires[members].send(ApiKey.JOIN_GROUP, 5, _join(group, newcomer))  # parked; the rebalance starts
+    # The others learn of the rebalance from their heartbeat, then all rejoin and sync. Each member
+    # heartbeats on its own connection, all at once as independent consumers would, rather than one
+    # after another: the wait for each answer would time the load generator, not the coordinator.
     for wire, member_id in zip(wires[:members], ids):
-        wire.call(ApiKey.HEARTBEAT, 3, HeartbeatRequest(group_id=group, generation_id=generation,
+        wire.send(ApiKey.HEARTBEAT, 3, HeartbeatRequest(group_id=group, generation_id=generation,
                                                           member_id=member_id))
-    classic_round(wires, group, ids + [newcomer])
+    errors = {r.error_code for r in gather(wires[:members])}
+    assert errors == {ErrorCode.REBALANCE_IN_PROGRESS}, errors
+    classic_round(wires, group, ids + [newcomer], parked=1)
     elapsed = time.perf_counter() - start
     for wire in wires:
         wire.sock.close()
