@@ -35,6 +35,7 @@ from spate.protocol.messages.heartbeat import HeartbeatRequest
 from spate.protocol.messages.join_group import JoinGroupRequest
 from spate.protocol.messages.metadata import MetadataRequest
 from spate.protocol.messages.sync_group import SyncGroupRequest
+from tests.perf.measurements import cpu_seconds
 from tests.perf.raw_wire import Wire
 from tests.support.admin_requests import create_topic, find_group_coordinator
 from tests.support.broker_process import BrokerProcess, running_broker
@@ -94,13 +95,16 @@ def classic_round(wires: list[Wire], group: str, ids: list[str], *, parked: int 
     return ids, generation
 
 
-def classic_join_one(bootstrap: str, members: int) -> float:
+def classic_join_one(bootstrap: str, members: int, broker_pid: int | None = None) -> dict[str, float]:
+    """Seconds from the newcomer's JoinGroup until every member has its assignment, and the CPU seconds
+    the broker (given its pid) and this load generator used meanwhile."""
     group = f"classic-{members}"
     wires = [Wire(bootstrap) for _ in range(members + 1)]
     # Members get their ids first (JoinGroup v5 answers MEMBER_ID_REQUIRED), then form the group
     # (group.initial.rebalance.delay.ms lets all of them in; it delays only a new group's first rebalance).
     ids = [w.call(ApiKey.JOIN_GROUP, 5, _join(group, "")).member_id for w in wires[:members]]
     ids, generation = classic_round(wires[:members], group, ids)
+    cpu = _cpu_now(broker_pid)
     start = time.perf_counter()
     newcomer = wires[members].call(ApiKey.JOIN_GROUP, 5, _join(group, "")).member_id  # MEMBER_ID_REQUIRED
     wires[members].send(ApiKey.JOIN_GROUP, 5, _join(group, newcomer))  # parked; the rebalance starts
@@ -116,7 +120,7 @@ def classic_join_one(bootstrap: str, members: int) -> float:
     elapsed = time.perf_counter() - start
     for wire in wires:
         wire.sock.close()
-    return elapsed
+    return {"seconds": elapsed, **_cpu_since(cpu, broker_pid)}
 
 
 # --- consumer (KIP-848) ----------------------------------------------------------------------------
@@ -159,7 +163,9 @@ def settled(members: list[Member]) -> bool:
     return len(epochs) == 1 and sorted(owned) == list(range(PARTITIONS)) and all(m.owned for m in members)
 
 
-def consumer_join_one(bootstrap: str, topic: str, topic_id: Any, members: int) -> dict[str, float]:
+def consumer_join_one(bootstrap: str, topic: str, topic_id: Any, members: int,
+                      broker_pid: int | None = None) -> dict[str, float]:
+    """As :func:`classic_join_one`, with the figures of :func:`heartbeat_round` besides."""
     group = f"consumer-{members}"
     wire = Wire(bootstrap)  # one connection for all: the coordinator tells members apart by member id
     everyone = [Member(wire, group, topic_id, f"m-{i}") for i in range(members)]
@@ -171,6 +177,7 @@ def consumer_join_one(bootstrap: str, topic: str, topic_id: Any, members: int) -
         m.lost_any = False
     newcomer = Member(wire, group, topic_id, "newcomer")
     everyone.append(newcomer)
+    cpu = _cpu_now(broker_pid)
     start = time.perf_counter()
     rounds, slowest = 0, 0.0
     while not settled(everyone) and rounds < 50:
@@ -178,8 +185,18 @@ def consumer_join_one(bootstrap: str, topic: str, topic_id: Any, members: int) -
         rounds += 1
     elapsed = time.perf_counter() - start
     wire.sock.close()
-    return {"seconds": elapsed, "rounds": rounds, "slowest_round_s": slowest,
+    return {"seconds": elapsed, "rounds": rounds, "slowest_round_s": slowest, **_cpu_since(cpu, broker_pid),
             "members_losing_any": sum(m.lost_any for m in everyone[:-1]), "newcomer_owns": len(newcomer.owned)}
+
+
+def _cpu_now(broker_pid: int | None) -> tuple[float, float]:
+    """CPU seconds used so far by the broker (NaN without its pid) and by this load generator."""
+    return (cpu_seconds(broker_pid) if broker_pid else float("nan")), time.process_time()
+
+
+def _cpu_since(before: tuple[float, float], broker_pid: int | None) -> dict[str, float]:
+    now = _cpu_now(broker_pid)
+    return {"broker_cpu_s": now[0] - before[0], "client_cpu_s": now[1] - before[1]}
 
 
 def _wait_for_coordinator(bootstrap: str, group: str) -> None:
@@ -202,7 +219,7 @@ def main() -> None:
             topic_id = meta.topics[0].topic_id
             for group in ("classic-100", "consumer-100", "consumer-1000"):
                 _wait_for_coordinator(broker.bootstrap, group)
-            classic = classic_join_one(broker.bootstrap, 100)
+            classic = classic_join_one(broker.bootstrap, 100)["seconds"]
             print(f"classic, 100 members, one joins: {classic * 1000:.0f} ms until every member has its "
                   f"assignment; all {PARTITIONS} partitions unowned from each member's rejoin to its SyncGroup")
             for members in (100, 1000):
