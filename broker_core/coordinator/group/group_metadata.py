@@ -366,31 +366,6 @@ class GroupMetadata:
                 applied += 1
         return applied
 
-    def expired_offsets(self, now_ms: int, retention_ms: int) -> list[TopicPartition]:
-        """Partitions whose committed offsets are past retention (see ``offsets.py`` for the rules)."""
-        keep_topics: frozenset[str] = frozenset()
-        since_empty = False
-        if self.protocol_type is None:
-            pass  # offsets-only group: each offset counts from its commit
-        elif self.is_(GroupState.EMPTY):
-            since_empty = self.state_timestamp_ms is not None
-        elif (
-            self.protocol_type == CONSUMER_PROTOCOL_TYPE
-            and self.subscribed_topics is not None
-            and self.is_(GroupState.STABLE)
-        ):
-            keep_topics = self.subscribed_topics
-        else:
-            return []
-        expired = []
-        for tp, committed in self.offsets.items():
-            if tp.topic in keep_topics:
-                continue
-            base_ms = self.state_timestamp_ms if since_empty else committed.commit_timestamp_ms
-            if committed.is_expired(now_ms, base_ms, retention_ms):  # type: ignore[arg-type]
-                expired.append(tp)
-        return expired
-
     # --- views -----------------------------------------------------------------------------
 
     def describe(self) -> GroupDescription:
