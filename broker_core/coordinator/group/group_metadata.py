@@ -177,9 +177,12 @@ class GroupMetadata:
 
     def update_protocols(self, member: MemberMetadata, protocols: Sequence[Protocol]) -> None:
         """The member now offers ``protocols`` (a rejoin, or a static member's restart)."""
-        self._supported_protocols.remove(member.protocol_names)
+        counted = self.members.get(member.member_id) is member
+        if counted:
+            self._supported_protocols.remove(member.protocol_names)
         member.protocols = tuple(protocols)
-        self._supported_protocols.add(member.protocol_names)
+        if counted:
+            self._supported_protocols.add(member.protocol_names)
 
     def park_join(self, member: MemberMetadata, respond: JoinCallback) -> JoinCallback | None:
         """Park the member's JoinGroup until the join phase completes; returns the one it supersedes."""

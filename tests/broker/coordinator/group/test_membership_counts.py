@@ -80,6 +80,16 @@ def test_a_removed_member_no_longer_counts_even_if_its_join_is_answered_later() 
     assert not group.has_all_members_joined
 
 
+def test_only_members_of_the_group_are_counted() -> None:
+    group = GroupMetadata("g", state=S.PREPARING_REBALANCE)
+    group.add_member(_member("a", ("range",)))
+    stranger = _member("b", ("roundrobin",))
+    group.update_protocols(stranger, [Protocol("sticky", b"")])
+    group.park_join(stranger, lambda result: None)
+    assert group.candidate_protocols() == {"range"}
+    assert group.awaiting_join_count == 0
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_counts_match_the_members_after_any_sequence_of_changes(seed: int) -> None:
     rng = random.Random(seed)
