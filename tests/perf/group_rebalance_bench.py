@@ -7,9 +7,12 @@ so hundreds of members cost no client threads. Members answer at once (no
 heartbeat interval, no processing between rounds), so the figures are the
 coordinator's own cost plus the round trips the protocol needs:
 
-* classic: 100 members stable; one more joins. Every member must rejoin
-  (JoinGroup is parked until all have), the leader assigns, all SyncGroup:
-  each member owns nothing from its rejoin until its SyncGroup answer.
+* classic: 100 members stable; one more joins (its JoinGroup, once it has
+  its member id, starts the rebalance). Every member hears of it from its
+  next heartbeat (all heartbeat at once, each on its own connection) and
+  must rejoin (JoinGroup is parked until all have), the leader assigns, all
+  SyncGroup: each member owns nothing from its rejoin until its SyncGroup
+  answer.
 * consumer: the same with ConsumerGroupHeartbeat; members heartbeat in
   rounds and apply what they are told at once. Only the members that give up
   a partition change anything.
@@ -26,11 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from spate.protocol.api_keys import ApiKey
+from spate.protocol.errors import ErrorCode
 from spate.protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest as HB
 from spate.protocol.messages.heartbeat import HeartbeatRequest
 from spate.protocol.messages.join_group import JoinGroupRequest
 from spate.protocol.messages.metadata import MetadataRequest
 from spate.protocol.messages.sync_group import SyncGroupRequest
+from tests.perf.measurements import cpu_seconds
 from tests.perf.raw_wire import Wire
 from tests.support.admin_requests import create_topic, find_group_coordinator
 from tests.support.broker_process import BrokerProcess, running_broker
@@ -69,9 +74,10 @@ def _join(group: str, member_id: str) -> Any:
                             protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"")])
 
 
-def classic_round(wires: list[Wire], group: str, ids: list[str]) -> tuple[list[str], int]:
-    """Everyone (re)joins, then syncs; returns member ids and the generation."""
-    for wire, member_id in zip(wires, ids):
+def classic_round(wires: list[Wire], group: str, ids: list[str], *, parked: int = 0) -> tuple[list[str], int]:
+    """Everyone (re)joins, then syncs; returns member ids and the generation. The JoinGroups of the last
+    ``parked`` members were sent already (they wait for the others)."""
+    for wire, member_id in zip(wires[:len(wires) - parked], ids):
         wire.send(ApiKey.JOIN_GROUP, 5, _join(group, member_id))
     joined = gather(wires)
     ids = [r.member_id for r in joined]
@@ -89,25 +95,32 @@ def classic_round(wires: list[Wire], group: str, ids: list[str]) -> tuple[list[s
     return ids, generation
 
 
-def classic_join_one(bootstrap: str, members: int) -> float:
+def classic_join_one(bootstrap: str, members: int, broker_pid: int | None = None) -> dict[str, float]:
+    """Seconds from the newcomer's JoinGroup until every member has its assignment, and the CPU seconds
+    the broker (given its pid) and this load generator used meanwhile."""
     group = f"classic-{members}"
     wires = [Wire(bootstrap) for _ in range(members + 1)]
     # Members get their ids first (JoinGroup v5 answers MEMBER_ID_REQUIRED), then form the group
     # (group.initial.rebalance.delay.ms lets all of them in; it delays only a new group's first rebalance).
     ids = [w.call(ApiKey.JOIN_GROUP, 5, _join(group, "")).member_id for w in wires[:members]]
     ids, generation = classic_round(wires[:members], group, ids)
+    cpu = _cpu_now(broker_pid)
     start = time.perf_counter()
-    wires[members].send(ApiKey.JOIN_GROUP, 5, _join(group, ""))
-    newcomer = wires[members].receive().member_id  # MEMBER_ID_REQUIRED with its id
-    # The others learn of the rebalance from their heartbeat, then all rejoin and sync.
+    newcomer = wires[members].call(ApiKey.JOIN_GROUP, 5, _join(group, "")).member_id  # MEMBER_ID_REQUIRED
+    wires[members].send(ApiKey.JOIN_GROUP, 5, _join(group, newcomer))  # parked; the rebalance starts
+    # The others learn of the rebalance from their heartbeat, then all rejoin and sync. Each member
+    # heartbeats on its own connection, all at once as independent consumers would, rather than one
+    # after another: the wait for each answer would time the load generator, not the coordinator.
     for wire, member_id in zip(wires[:members], ids):
-        wire.call(ApiKey.HEARTBEAT, 3, HeartbeatRequest(group_id=group, generation_id=generation,
+        wire.send(ApiKey.HEARTBEAT, 3, HeartbeatRequest(group_id=group, generation_id=generation,
                                                           member_id=member_id))
-    classic_round(wires, group, ids + [newcomer])
+    errors = {r.error_code for r in gather(wires[:members])}
+    assert errors == {ErrorCode.REBALANCE_IN_PROGRESS}, errors
+    classic_round(wires, group, ids + [newcomer], parked=1)
     elapsed = time.perf_counter() - start
     for wire in wires:
         wire.sock.close()
-    return elapsed
+    return {"seconds": elapsed, **_cpu_since(cpu, broker_pid)}
 
 
 # --- consumer (KIP-848) ----------------------------------------------------------------------------
@@ -150,7 +163,9 @@ def settled(members: list[Member]) -> bool:
     return len(epochs) == 1 and sorted(owned) == list(range(PARTITIONS)) and all(m.owned for m in members)
 
 
-def consumer_join_one(bootstrap: str, topic: str, topic_id: Any, members: int) -> dict[str, float]:
+def consumer_join_one(bootstrap: str, topic: str, topic_id: Any, members: int,
+                      broker_pid: int | None = None) -> dict[str, float]:
+    """As :func:`classic_join_one`, with the figures of :func:`heartbeat_round` besides."""
     group = f"consumer-{members}"
     wire = Wire(bootstrap)  # one connection for all: the coordinator tells members apart by member id
     everyone = [Member(wire, group, topic_id, f"m-{i}") for i in range(members)]
@@ -162,6 +177,7 @@ def consumer_join_one(bootstrap: str, topic: str, topic_id: Any, members: int) -
         m.lost_any = False
     newcomer = Member(wire, group, topic_id, "newcomer")
     everyone.append(newcomer)
+    cpu = _cpu_now(broker_pid)
     start = time.perf_counter()
     rounds, slowest = 0, 0.0
     while not settled(everyone) and rounds < 50:
@@ -169,8 +185,18 @@ def consumer_join_one(bootstrap: str, topic: str, topic_id: Any, members: int) -
         rounds += 1
     elapsed = time.perf_counter() - start
     wire.sock.close()
-    return {"seconds": elapsed, "rounds": rounds, "slowest_round_s": slowest,
+    return {"seconds": elapsed, "rounds": rounds, "slowest_round_s": slowest, **_cpu_since(cpu, broker_pid),
             "members_losing_any": sum(m.lost_any for m in everyone[:-1]), "newcomer_owns": len(newcomer.owned)}
+
+
+def _cpu_now(broker_pid: int | None) -> tuple[float, float]:
+    """CPU seconds used so far by the broker (NaN without its pid) and by this load generator."""
+    return (cpu_seconds(broker_pid) if broker_pid else float("nan")), time.process_time()
+
+
+def _cpu_since(before: tuple[float, float], broker_pid: int | None) -> dict[str, float]:
+    now = _cpu_now(broker_pid)
+    return {"broker_cpu_s": now[0] - before[0], "client_cpu_s": now[1] - before[1]}
 
 
 def _wait_for_coordinator(bootstrap: str, group: str) -> None:
@@ -193,7 +219,7 @@ def main() -> None:
             topic_id = meta.topics[0].topic_id
             for group in ("classic-100", "consumer-100", "consumer-1000"):
                 _wait_for_coordinator(broker.bootstrap, group)
-            classic = classic_join_one(broker.bootstrap, 100)
+            classic = classic_join_one(broker.bootstrap, 100)["seconds"]
             print(f"classic, 100 members, one joins: {classic * 1000:.0f} ms until every member has its "
                   f"assignment; all {PARTITIONS} partitions unowned from each member's rejoin to its SyncGroup")
             for members in (100, 1000):

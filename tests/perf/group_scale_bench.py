@@ -1,14 +1,18 @@
 """Consumer groups at scale: a 1,000-member group rebalancing, and 1,000 groups committing every second.
 
     .venv/bin/python -m tests.perf.group_scale_bench [--members 1000] [--groups 1000] [--seconds 10]
+        [--only classic|consumer|commits ...]
 
 One ``spate broker start`` process; members and committers are raw Kafka
 connections (Spate's codec), as in ``group_rebalance_bench``:
 
 * rebalance: a stable group of ``--members`` members, then one more joins;
-  seconds until every member has its new assignment, with the classic
-  protocol (every member rejoins, the leader assigns, all sync) and with
-  the consumer protocol (KIP-848 heartbeats). Target: ≤ 5 s.
+  seconds from the newcomer's first JoinGroup until every member has its
+  new assignment, with the classic protocol (the others hear of it from
+  their heartbeats, sent all at once, then every member rejoins, the leader
+  assigns, all sync) and with the consumer protocol (KIP-848 heartbeats);
+  with the CPU seconds the broker and the load generator used in that
+  time, which tell whose work the seconds are. Target: ≤ 5 s.
 * commits: ``--groups`` groups (no members: simple, standalone commits, as
   a consumer with manual assignment makes) each commit one partition's
   offset once a second for ``--seconds``, round-robin over 10 connections,
@@ -25,6 +29,7 @@ import tempfile
 import time
 from collections import deque
 from pathlib import Path
+from typing import Sequence
 
 from spate.cli.perf_stats import percentile
 from spate.protocol.api_keys import ApiKey
@@ -45,6 +50,8 @@ from tests.support.broker_process import BrokerProcess, running_broker
 TOPIC = "bench"
 COMMIT_CONNECTIONS = 10
 REBALANCE_TARGET_S = 5.0
+# The benchmark's parts, in the order they run: the two rebalances, then the commit load.
+PARTS = ("classic", "consumer", "commits")
 
 
 def commit_request(group: str, offset: int) -> OffsetCommitRequest:
@@ -98,8 +105,10 @@ def commit_load(bootstrap: str, groups: int, seconds: float) -> dict[str, float]
             "p50_ms": percentile(latencies, 0.5), "p99_ms": percentile(latencies, 0.99)}
 
 
-def run(members: int, groups: int, seconds: float) -> str:
+def run(members: int, groups: int, seconds: float, parts: Sequence[str] = PARTS) -> str:
+    """The tables of the ``parts`` asked for (all by default), measured on one broker."""
     raise_open_file_limit()
+    rebalances: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="group-scale-") as scratch:
         process = BrokerProcess(Path(scratch), overrides={"group.initial.rebalance.delay.ms": "1000",
                                                           "offsets.topic.num.partitions": "4"})
@@ -109,17 +118,25 @@ def run(members: int, groups: int, seconds: float) -> str:
                 topics=[MetadataRequest.MetadataRequestTopic(name=TOPIC)]))
             for group in (f"classic-{members}", f"consumer-{members}"):
                 _wait_for_coordinator(broker.bootstrap, group)
-            classic = classic_join_one(broker.bootstrap, members)
-            consumer = consumer_join_one(broker.bootstrap, TOPIC, meta.topics[0].topic_id, members)
-            commits = commit_load(broker.bootstrap, groups, seconds)
-    lines = ["| protocol | members | one joins: s until all assigned | target |", "|---|---:|---:|---:|",
-             f"| classic | {members:,} | {classic:.2f} | ≤ {REBALANCE_TARGET_S:g} |",
-             f"| consumer (KIP-848) | {members:,} | {consumer['seconds']:.2f} | ≤ {REBALANCE_TARGET_S:g} |",
-             "", "| groups committing each second | commits/s achieved | ratio to asked | failures | p50 ms "
-             "| p99 ms |", "|---:|---:|---:|---:|---:|---:|",
-             f"| {groups:,} | {commits['achieved_per_s']:.0f} | {commits['achieved_per_s'] / groups:.2f} "
-             f"| {commits['failures']:.0f} | {commits['p50_ms']:.2f} | {commits['p99_ms']:.2f} |"]
-    return "\n".join(lines)
+            pid = process.process.pid if process.process else None
+            if "classic" in parts:
+                rebalances["classic"] = classic_join_one(broker.bootstrap, members, pid)
+            if "consumer" in parts:
+                rebalances["consumer (KIP-848)"] = consumer_join_one(
+                    broker.bootstrap, TOPIC, meta.topics[0].topic_id, members, pid)
+            commits = commit_load(broker.bootstrap, groups, seconds) if "commits" in parts else None
+    lines = []
+    if rebalances:
+        lines += ["| protocol | members | one joins: s until all assigned | target | broker CPU s "
+                  "| load generator CPU s |", "|---|---:|---:|---:|---:|---:|"]
+        lines += [f"| {protocol} | {members:,} | {r['seconds']:.2f} | ≤ {REBALANCE_TARGET_S:g} "
+                  f"| {r['broker_cpu_s']:.2f} | {r['client_cpu_s']:.2f} |" for protocol, r in rebalances.items()]
+    if commits is not None:
+        lines += ["", "| groups committing each second | commits/s achieved | ratio to asked | failures | p50 ms "
+                  "| p99 ms |", "|---:|---:|---:|---:|---:|---:|",
+                  f"| {groups:,} | {commits['achieved_per_s']:.0f} | {commits['achieved_per_s'] / groups:.2f} "
+                  f"| {commits['failures']:.0f} | {commits['p50_ms']:.2f} | {commits['p99_ms']:.2f} |"]
+    return "\n".join(lines).strip("\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,8 +144,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--members", type=int, default=1000, help="members of the rebalancing group")
     parser.add_argument("--groups", type=int, default=1000, help="groups committing once a second")
     parser.add_argument("--seconds", type=float, default=10.0, help="length of the commit run")
+    parser.add_argument("--only", nargs="+", choices=PARTS, default=PARTS, metavar="PART",
+                        help=f"run only these parts ({', '.join(PARTS)})")
     args = parser.parse_args(argv)
-    print(run(args.members, args.groups, args.seconds), flush=True)
+    print(run(args.members, args.groups, args.seconds, args.only), flush=True)
     return 0
 
 

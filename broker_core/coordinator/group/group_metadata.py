@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from typing import Iterator, Mapping
+from typing import Iterator, Mapping, Sequence
 
 from broker_core.coordinator.group.consumer_protocol import CONSUMER_PROTOCOL_TYPE, group_subscribed_topics
-from broker_core.coordinator.group.member import MemberMetadata
+from broker_core.coordinator.group.member import JoinCallback, MemberMetadata, Protocol
 from broker_core.coordinator.group.offsets import CommittedOffset
 from broker_core.coordinator.group.results import GroupDescription, JoinedMember, JoinGroupResult, MemberDescription
+from broker_core.coordinator.group.supported_protocols import SupportedProtocols
 from broker_core.coordinator.scheduler import TimerHandle
 from spate.protocol.errors import ErrorCode
 from spate.structs import TopicPartition
@@ -90,6 +91,9 @@ class GroupMetadata:
         self.protocol_name = protocol_name
         self.leader_id = leader_id
         self.members: dict[str, MemberMetadata] = {}
+        # Kept as members come, go and park or answer their JoinGroup, so no request counts over all members.
+        self._supported_protocols = SupportedProtocols()
+        self._awaiting_join = 0
         self.static_members: dict[str, str] = {}  # group.instance.id -> member id
         # Member ids handed out with MEMBER_ID_REQUIRED, not yet joined; each with its expiry timer.
         self.pending_members: dict[str, TimerHandle | None] = {}
@@ -147,6 +151,8 @@ class GroupMetadata:
         if member.member_id in self.members:
             raise ValueError(f"member {member.member_id} is already in group {self.group_id}")
         self.members[member.member_id] = member
+        self._supported_protocols.add(member.protocol_names)
+        self._awaiting_join += member.is_awaiting_join
         if member.group_instance_id is not None:
             self.static_members[member.group_instance_id] = member.member_id
         self.pending_members.pop(member.member_id, None)
@@ -158,6 +164,8 @@ class GroupMetadata:
         if member is None:
             return None
         member.cancel_heartbeat()
+        self._supported_protocols.remove(member.protocol_names)
+        self._awaiting_join -= member.is_awaiting_join
         if member.group_instance_id is not None and self.static_members.get(member.group_instance_id) == member_id:
             del self.static_members[member.group_instance_id]
         self.pending_sync_members.discard(member_id)
@@ -166,6 +174,29 @@ class GroupMetadata:
             joined = [m.member_id for m in self.members.values() if m.is_awaiting_join]
             self.leader_id = joined[0] if joined else next(iter(self.members), None)
         return member
+
+    def update_protocols(self, member: MemberMetadata, protocols: Sequence[Protocol]) -> None:
+        """The member now offers ``protocols`` (a rejoin, or a static member's restart)."""
+        counted = self.members.get(member.member_id) is member
+        if counted:
+            self._supported_protocols.remove(member.protocol_names)
+        member.protocols = tuple(protocols)
+        if counted:
+            self._supported_protocols.add(member.protocol_names)
+
+    def park_join(self, member: MemberMetadata, respond: JoinCallback) -> JoinCallback | None:
+        """Park the member's JoinGroup until the join phase completes; returns the one it supersedes."""
+        previous = self.take_join_callback(member)
+        member.join_callback = respond
+        self._awaiting_join += self.members.get(member.member_id) is member
+        return previous
+
+    def take_join_callback(self, member: MemberMetadata) -> JoinCallback | None:
+        """The member's parked JoinGroup callback, cleared so it is answered once; None if none is parked."""
+        callback, member.join_callback = member.join_callback, None
+        if callback is not None and self.members.get(member.member_id) is member:
+            self._awaiting_join -= 1
+        return callback
 
     def withdraw_pending_member(self, member_id: str) -> bool:
         """Forget a member id handed out with MEMBER_ID_REQUIRED and stop its expiry; False if unknown."""
@@ -201,7 +232,7 @@ class GroupMetadata:
 
     @property
     def awaiting_join_count(self) -> int:
-        return sum(1 for m in self.members.values() if m.is_awaiting_join)
+        return self._awaiting_join
 
     @property
     def has_all_members_joined(self) -> bool:
@@ -230,8 +261,7 @@ class GroupMetadata:
 
     def candidate_protocols(self) -> set[str]:
         """Protocols every current member supports."""
-        counts = Counter(name for m in self.members.values() for name in set(m.protocol_names))
-        return {name for name, count in counts.items() if count == len(self.members)}
+        return self._supported_protocols.shared_by(len(self.members))
 
     def supports_protocols(self, protocol_type: str, protocol_names: set[str]) -> bool:
         """Whether a member offering these may join: same type, and a protocol in common."""
@@ -338,31 +368,6 @@ class GroupMetadata:
                 self.offsets[tp] = offset
                 applied += 1
         return applied
-
-    def expired_offsets(self, now_ms: int, retention_ms: int) -> list[TopicPartition]:
-        """Partitions whose committed offsets are past retention (see ``offsets.py`` for the rules)."""
-        keep_topics: frozenset[str] = frozenset()
-        since_empty = False
-        if self.protocol_type is None:
-            pass  # offsets-only group: each offset counts from its commit
-        elif self.is_(GroupState.EMPTY):
-            since_empty = self.state_timestamp_ms is not None
-        elif (
-            self.protocol_type == CONSUMER_PROTOCOL_TYPE
-            and self.subscribed_topics is not None
-            and self.is_(GroupState.STABLE)
-        ):
-            keep_topics = self.subscribed_topics
-        else:
-            return []
-        expired = []
-        for tp, committed in self.offsets.items():
-            if tp.topic in keep_topics:
-                continue
-            base_ms = self.state_timestamp_ms if since_empty else committed.commit_timestamp_ms
-            if committed.is_expired(now_ms, base_ms, retention_ms):  # type: ignore[arg-type]
-                expired.append(tp)
-        return expired
 
     # --- views -----------------------------------------------------------------------------
 

@@ -192,12 +192,11 @@ class GroupJoin:
         self._rebalancer.maybe_prepare_rebalance(group, f"member {member_id} joined")
 
     def _update_member_and_rebalance(self, group: GroupMetadata, member: MemberMetadata, join: JoinRequest) -> None:
-        member.protocols = join.protocols
+        group.update_protocols(member, join.protocols)
         member.rebalance_timeout_ms = join.rebalance_timeout_ms
         member.session_timeout_ms = join.session_timeout_ms
-        previous = member.take_join_callback()
+        previous = group.park_join(member, join.respond)
         if previous is not None:
             # Only one JoinGroup per member can wait; the older one is superseded.
             previous(JoinGroupResult(E.REBALANCE_IN_PROGRESS, member_id=member.member_id))
-        member.join_callback = join.respond
         self._rebalancer.maybe_prepare_rebalance(group, f"member {member.member_id} rejoined in state {group.state}")

@@ -3,9 +3,9 @@
 A member is *awaiting join* while its JoinGroup request is parked until the
 rebalance completes, and *awaiting sync* while its SyncGroup request waits
 for the leader's assignment. Both are callbacks that must be answered
-exactly once; :meth:`MemberMetadata.take_join_callback` and
-:meth:`take_sync_callback` hand a callback out and clear it in one step so
-no request is answered twice.
+exactly once; :meth:`GroupMetadata.take_join_callback` (the group counts the
+members awaiting join) and :meth:`MemberMetadata.take_sync_callback` hand a
+callback out and clear it in one step so no request is answered twice.
 """
 
 from __future__ import annotations
@@ -81,10 +81,6 @@ class MemberMetadata:
             if protocol.name in candidates:
                 return protocol.name
         raise KeyError(f"member {self.member_id} supports none of {sorted(candidates)}")
-
-    def take_join_callback(self) -> JoinCallback | None:
-        callback, self.join_callback = self.join_callback, None
-        return callback
 
     def take_sync_callback(self) -> SyncCallback | None:
         callback, self.sync_callback = self.sync_callback, None

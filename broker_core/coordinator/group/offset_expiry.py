@@ -14,14 +14,42 @@ from __future__ import annotations
 
 import logging
 
+from broker_core.coordinator.group.consumer_protocol import CONSUMER_PROTOCOL_TYPE
 from broker_core.coordinator.group.group_config import GroupConfig
 from broker_core.coordinator.group.group_metadata import GroupMetadata, GroupState
 from broker_core.coordinator.group.group_metadata_manager import GroupMetadataManager
 from broker_core.coordinator.group.offsets_log import group_tombstone, offset_tombstone
 from broker_core.coordinator.scheduler import Scheduler, TimerHandle
 from spate.protocol.errors import ErrorCode
+from spate.structs import TopicPartition
 
 logger = logging.getLogger(__name__)
+
+
+def expired_offsets(group: GroupMetadata, now_ms: int, retention_ms: int) -> list[TopicPartition]:
+    """The group's partitions whose committed offsets are past retention (see ``offsets.py`` for the rules)."""
+    keep_topics: frozenset[str] = frozenset()
+    since_empty = False
+    if group.protocol_type is None:
+        pass  # offsets-only group: each offset counts from its commit
+    elif group.is_(GroupState.EMPTY):
+        since_empty = group.state_timestamp_ms is not None
+    elif (
+        group.protocol_type == CONSUMER_PROTOCOL_TYPE
+        and group.subscribed_topics is not None
+        and group.is_(GroupState.STABLE)
+    ):
+        keep_topics = group.subscribed_topics
+    else:
+        return []
+    expired = []
+    for tp, committed in group.offsets.items():
+        if tp.topic in keep_topics:
+            continue
+        base_ms = group.state_timestamp_ms if since_empty else committed.commit_timestamp_ms
+        if committed.is_expired(now_ms, base_ms, retention_ms):  # type: ignore[arg-type]
+            expired.append(tp)
+    return expired
 
 
 class OffsetExpiry:
@@ -57,7 +85,7 @@ class OffsetExpiry:
         return removed
 
     def _expire(self, group: GroupMetadata, now: int) -> int:
-        expired = group.expired_offsets(now, self._config.offsets_retention_ms)
+        expired = expired_offsets(group, now, self._config.offsets_retention_ms)
         for tp in expired:
             del group.offsets[tp]
         records = [offset_tombstone(group.group_id, tp) for tp in expired]

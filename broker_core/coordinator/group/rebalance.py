@@ -114,7 +114,7 @@ class Rebalancer:
 
     def _answer_joins(self, group: GroupMetadata) -> None:
         for member in group:
-            respond = member.take_join_callback()
+            respond = group.take_join_callback(member)
             if respond is not None:
                 respond(group.current_generation(member.member_id, with_members=group.is_leader(member.member_id)))
             member.is_new = False
@@ -143,7 +143,7 @@ class Rebalancer:
 
     def remove_member(self, group: GroupMetadata, member: MemberMetadata, error: ErrorCode) -> None:
         """Drop a member, answering whatever request of its is still parked."""
-        join = member.take_join_callback()
+        join = group.take_join_callback(member)
         if join is not None:
             join(JoinGroupResult(error, member_id=UNKNOWN_MEMBER_ID))
         sync = member.take_sync_callback()
@@ -187,7 +187,7 @@ class Rebalancer:
         self.cancel_timers(group)
         for member in group:
             member.cancel_heartbeat()
-            join = member.take_join_callback()
+            join = group.take_join_callback(member)
             if join is not None:
                 join(JoinGroupResult(E.NOT_COORDINATOR, member_id=member.member_id))
             sync = member.take_sync_callback()

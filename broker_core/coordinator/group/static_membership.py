@@ -43,8 +43,8 @@ class _MemberSettings:
         return cls(member.protocols, member.rebalance_timeout_ms, member.session_timeout_ms, member.client_id,
                    member.client_host)
 
-    def apply_to(self, member: MemberMetadata) -> None:
-        member.protocols = self.protocols
+    def apply_to(self, group: GroupMetadata, member: MemberMetadata) -> None:
+        group.update_protocols(member, self.protocols)
         member.rebalance_timeout_ms = self.rebalance_timeout_ms
         member.session_timeout_ms = self.session_timeout_ms
         member.client_id, member.client_host = self.client_id, self.client_host
@@ -62,7 +62,7 @@ class StaticMembership:
         if instance_id is None:
             raise ValueError("only a JoinGroup with a group.instance.id can replace a static member")
         old = group.get_member(old_member_id)
-        fenced_join, fenced_sync = old.take_join_callback(), old.take_sync_callback()
+        fenced_join, fenced_sync = group.take_join_callback(old), old.take_sync_callback()
         if fenced_join is not None:
             fenced_join(JoinGroupResult(E.FENCED_INSTANCE_ID, member_id=old_member_id))
         if fenced_sync is not None:
@@ -70,18 +70,18 @@ class StaticMembership:
         previous_leader = group.leader_id
         saved = _MemberSettings.of(old)
         member = group.replace_static_member(instance_id, old_member_id, new_member_id)
-        _MemberSettings.of(join).apply_to(member)
+        _MemberSettings.of(join).apply_to(group, member)
         self._heartbeats.keep_alive(group, member)
         if group.is_(S.STABLE):
             self._rejoin_stable_group(group, member, join, previous_leader, saved, old_member_id)
         elif group.is_(S.COMPLETING_REBALANCE):
             # The leader may be assigning to the old member id right now; start over.
-            member.join_callback = join.respond
+            group.park_join(member, join.respond)
             self._rebalancer.prepare_rebalance(
                 group, f"static member {instance_id} rejoined during CompletingRebalance"
             )
         elif group.is_(S.PREPARING_REBALANCE):
-            member.join_callback = join.respond
+            group.park_join(member, join.respond)
         else:
             raise RuntimeError(f"group {group.group_id} has static members in state {group.state}")
 
@@ -96,13 +96,13 @@ class StaticMembership:
     ) -> None:
         instance_id = join.group_instance_id
         if group.select_protocol() != group.protocol_name:
-            member.join_callback = join.respond
+            group.park_join(member, join.respond)
             self._rebalancer.prepare_rebalance(group, f"static member {instance_id} rejoined with other protocols")
             return
         error = self._groups.store_group(group)
         if error is not E.NONE:
             group.replace_static_member(instance_id, member.member_id, old_member_id)  # type: ignore[arg-type]
-            saved.apply_to(member)
+            saved.apply_to(group, member)
             join.respond(JoinGroupResult(error, member_id=UNKNOWN_MEMBER_ID))
             return
         logger.info("static member %s of group %r restarted as %s; no rebalance needed",

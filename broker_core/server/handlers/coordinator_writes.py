@@ -34,7 +34,12 @@ def complete_once_group_settled(
     """Complete ``future`` with ``response`` once the group's ``__consumer_offsets`` partition has replicated
     what the coordinator wrote (a rebalance's assignment, a static member's new id): otherwise a coordinator
     failing over could come back without it and fence the members it answered. ``failed(code)`` is the answer
-    when the write cannot be confirmed. The wait runs in a task of its own, so no request worker waits."""
+    when the write cannot be confirmed. The wait runs in a task of its own, so no request worker waits;
+    when nothing is left to replicate (always, with one replica) the answer is given at once, without one:
+    a rebalance answers every member twice, and a task per answer would be a good part of its cost."""
+    if _group_offsets_replicated(ctx, group_id):
+        future.set_result(response)
+        return
 
     async def settle() -> None:
         code = await group_offsets_settled(ctx, group_id)
@@ -43,3 +48,12 @@ def complete_once_group_settled(
 
     task = asyncio.ensure_future(settle())
     future.add_done_callback(lambda _done, pending=task: None)  # keeps the task referenced until answered
+
+
+def _group_offsets_replicated(ctx: BrokerContext, group_id: str) -> bool:
+    """Whether every write to the group's ``__consumer_offsets`` partition is already on its in-sync replicas."""
+    led = ctx.replicas.get(CONSUMER_OFFSETS_TOPIC, ctx.group_coordinator.partition_for(group_id))
+    if led is None:
+        return False
+    done, error = led.check_enough_replicas_reach_offset(led.log_end_offset)
+    return done and error == ErrorCode.NONE

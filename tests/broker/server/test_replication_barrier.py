@@ -93,3 +93,16 @@ def test_a_group_answer_whose_write_cannot_be_confirmed_is_a_coordinator_error()
 
     assert asyncio.run(scenario(_Leader(log_end_offset=4))) == "failed COORDINATOR_NOT_AVAILABLE"
     assert asyncio.run(scenario(None)) == "failed NOT_COORDINATOR"
+
+
+def test_a_group_answer_with_nothing_left_to_replicate_is_given_at_once() -> None:
+    async def scenario() -> str:
+        leader = _Leader(log_end_offset=4)
+        leader.high_watermark = 4  # one replica: the high watermark moved with the append
+        answer: asyncio.Future = asyncio.get_running_loop().create_future()
+        complete_once_group_settled(_group_context(leader), "g", answer, "assignment",
+                                    lambda code: f"failed {code.name}")
+        assert answer.done()  # no task, no turn of the loop
+        return answer.result()
+
+    assert asyncio.run(scenario()) == "assignment"
