@@ -380,7 +380,9 @@ class Consumer:
         smaller of ``default_api_timeout_ms`` and 30 s); then each broker
         still connected is told to drop the consumer's fetch session, for
         what remains of that time but at most ``request_timeout_ms``, as
-        Kafka's consumer does. The consumer cannot be used afterwards.
+        Kafka's consumer does (a broker answers it after the fetch it may be
+        holding, so this can take up to ``fetch_max_wait_ms``). The consumer
+        cannot be used afterwards.
         """
         if self._closed or self._closing:
             return
