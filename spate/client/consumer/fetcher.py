@@ -317,8 +317,9 @@ class Fetcher:
     def close_sessions(self, deadline: float) -> None:
         """Close every fetch session on its broker (Kafka's ``Fetcher.close``), waiting at most until ``deadline``.
 
-        The closing Fetches go to all brokers at once and are answered at
-        once. A broker whose connection is gone is skipped: connecting anew
+        The closing Fetches go to all brokers at once and ask for no wait;
+        each is answered after any fetch its broker still holds for this
+        consumer. A broker whose connection is gone is skipped: connecting anew
         could hold up the close on a broker that is down, and its session
         ends by eviction anyway. Best effort: never raises.
         """
