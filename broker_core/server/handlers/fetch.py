@@ -33,7 +33,8 @@ From version 7 a fetcher may open an incremental fetch session (KIP-227,
 ``fetch_session``): later requests name only the partitions that changed and
 the answers carry only partitions with news; the session's partitions are
 read as if the request had named them all. When less than ``min_bytes`` is available the request waits in
-the purgatory until one of its partitions changes or ``max_wait_ms``.
+the purgatory until one of its partitions changes or ``max_wait_ms``; a request with no partition to read
+(one closing its session at the final epoch) is answered at once, as Kafka answers it.
 
 With an authorizer, a consumer needs Read on each topic and a follower
 ClusterAction on the cluster; a partition refused is answered
@@ -132,7 +133,9 @@ def _normalize(ctx: BrokerContext, body: Any, version: int) -> None:
 
 
 def _done(body: Any, outcome: _Outcome) -> bool:
-    return body.max_wait_ms <= 0 or outcome.bytes >= max(body.min_bytes, 1) or outcome.errors
+    # Nothing to read (a fetch that closes its session, an emptied session): no append can satisfy a wait.
+    nothing_to_read = not any(topic.partitions for topic in body.topics)
+    return body.max_wait_ms <= 0 or nothing_to_read or outcome.bytes >= max(body.min_bytes, 1) or outcome.errors
 
 
 async def _long_poll(ctx: BrokerContext, body: Any, refused: frozenset[str], session: FetchContext) -> Any:

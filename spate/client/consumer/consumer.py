@@ -374,23 +374,30 @@ class Consumer:
     # --- lifecycle --------------------------------------------------------------------------------
 
     def close(self, timeout_ms: float | None = None) -> None:
-        """Commit (with auto-commit), leave the group and close every connection.
+        """Commit (with auto-commit), leave the group, close the fetch sessions and every connection.
 
         The group steps are best effort within ``timeout_ms`` (default: the
-        smaller of ``default_api_timeout_ms`` and 30 s). The consumer cannot
-        be used afterwards.
+        smaller of ``default_api_timeout_ms`` and 30 s); then each broker
+        still connected is told to drop the consumer's fetch session, for
+        what remains of that time but at most ``request_timeout_ms``, as
+        Kafka's consumer does (a broker answers it after the fetch it may be
+        holding, so this can take up to ``fetch_max_wait_ms``). The consumer
+        cannot be used afterwards.
         """
         if self._closed or self._closing:
             return
         # Rebalance callbacks may still commit while the group steps run.
         self._closing = True
+        deadline = self._clock() + timeout_seconds(timeout_ms, min(self._api_timeout, _MAX_CLOSE_TIMEOUT))
         try:
             if self._coordinator is not None:
-                timeout = timeout_seconds(timeout_ms, min(self._api_timeout, _MAX_CLOSE_TIMEOUT))
-                self._coordinator.close(self._clock() + timeout)
+                self._coordinator.close(deadline)
         finally:
-            self._closed = True
-            self._network.close()
+            try:
+                self._fetcher.close_sessions(min(deadline, self._clock() + self._config.request_timeout_ms / 1000))
+            finally:
+                self._closed = True
+                self._network.close()
 
     def __enter__(self) -> Consumer:
         return self

@@ -17,6 +17,12 @@ session with the next full fetch, as does any session error; a broker
 without room answers session 0 and keeps getting full fetches. Fetch
 versions below 7 have no sessions: every Fetch then names every partition.
 The client's own Fetch is v11 at most, where topics go by name.
+
+When the consumer closes, each session still open is closed on its broker
+(as the Java client does): a Fetch naming the session at the final epoch
+(-1) with no partitions, which the broker answers at once as a sessionless
+fetch after freeing the session's cache slot, rather than keeping it until
+``min.incremental.fetch.session.eviction.ms`` lets it be evicted.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from typing import Any, Mapping
 
 from spate.client.consumer.consumer_config import ConsumerConfig
 from spate.protocol import ErrorCode
-from spate.protocol.fetch_session import LEGACY, FetchMetadata
+from spate.protocol.fetch_session import FINAL_EPOCH, INVALID_SESSION_ID, LEGACY, FetchMetadata
 from spate.protocol.fetch_session_handler import FetchSessionHandler
 from spate.protocol.messages.fetch import FetchRequest
 from spate.structs import TopicPartition, group_by_topic
@@ -103,8 +109,22 @@ class FetchSessions:
         session = self._sessions.get(node)
         return 0 if session is None else session.handler.next_metadata.session_id
 
+    def close_all(self) -> dict[int, Any]:
+        """The Fetch that closes each open session, by node; every session is forgotten.
+
+        Each names its session at the final epoch, no partitions, and asks
+        the broker not to wait (``max_wait_ms`` 0): there is nothing to read.
+        """
+        bodies = {}
+        for node, session in self._sessions.items():
+            session_id = session.handler.next_metadata.session_id
+            if session_id != INVALID_SESSION_ID:
+                bodies[node] = self._body(FetchMetadata(session_id, FINAL_EPOCH), {}, [], max_wait_ms=0)
+        self._sessions.clear()
+        return bodies
+
     def _body(self, metadata: FetchMetadata, positions: Mapping[TopicPartition, FetchPosition],
-              forgotten: list[TopicPartition]) -> Any:
+              forgotten: list[TopicPartition], *, max_wait_ms: int | None = None) -> Any:
         config = self.config
         Q = FetchRequest
         topics = [
@@ -118,7 +138,7 @@ class FetchSessions:
         ]  # fmt: skip
         return Q(
             replica_id=-1,
-            max_wait_ms=config.fetch_max_wait_ms,
+            max_wait_ms=config.fetch_max_wait_ms if max_wait_ms is None else max_wait_ms,
             min_bytes=config.fetch_min_bytes,
             max_bytes=config.fetch_max_bytes,
             isolation_level=config.isolation,

@@ -18,6 +18,8 @@ and back off; anything else is raised from the next poll.
 
 Resets (new assignment, ``seek_to_beginning``/``_end``, out of range) are
 resolved with ListOffsets requests sent the same asynchronous way.
+
+On close the fetch sessions are closed on their brokers (``close_sessions``).
 """
 
 from __future__ import annotations
@@ -309,6 +311,50 @@ class Fetcher:
             else:
                 self._errors.append(KafkaError(code, f"resetting the position of {tp}"))
                 self._back_off([tp])
+
+    # --- closing ----------------------------------------------------------------------------------
+
+    def close_sessions(self, deadline: float) -> None:
+        """Close every fetch session on its broker (Kafka's ``Fetcher.close``), waiting at most until ``deadline``.
+
+        The closing Fetches go to all brokers at once and ask for no wait;
+        each is answered after any fetch its broker still holds for this
+        consumer. A broker whose connection is gone is skipped: connecting anew
+        could hold up the close on a broker that is down, and its session
+        ends by eviction anyway. Best effort: never raises.
+        """
+        closing = [request for node, body in self.sessions.close_all().items()
+                   if (request := self._send_session_close(node, body, deadline)) is not None]
+        try:
+            while any(not request.done for request in closing) and (remaining := deadline - self.clock()) > 0:
+                self.network.poll(remaining)
+        except Exception as exc:  # the consumer closes whatever the network does
+            log.debug("closing fetch sessions: %s", exc)
+        if any(not request.done for request in closing):
+            log.debug("fetch sessions not all closed in time; their brokers evict them later")
+
+    def _send_session_close(self, node: int, body: Any, deadline: float) -> InFlightRequest | None:
+        if not self.network.is_connected(node):
+            log.debug("fetch session %s at node %s left open: not connected", body.session_id, node)
+            return None
+        timeout = min(self.config.request_timeout_ms / 1000, deadline - self.clock())
+        if timeout <= 0:
+            return None
+        try:
+            return self.network.send(node, ApiKey.FETCH, body, timeout=timeout, context=body,
+                                     callback=self._on_session_closed)
+        except Exception as exc:  # the consumer closes whatever the network does
+            log.debug("fetch session %s at node %s left open: %s", body.session_id, node, exc)
+            return None
+
+    @staticmethod
+    def _on_session_closed(request: InFlightRequest) -> None:
+        session_id = request.context.session_id
+        if request.error is not None:
+            log.debug("closing fetch session %s at node %s failed: %s", session_id, request.node_id, request.error)
+        elif request.response.error_code != ErrorCode.NONE:
+            log.debug("closing fetch session %s at node %s: %s", session_id, request.node_id,
+                      ErrorCode.of(request.response.error_code).name)
 
     @property
     def resets_in_flight(self) -> bool:

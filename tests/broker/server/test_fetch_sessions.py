@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from spate.protocol.api_keys import ApiKey
@@ -64,3 +65,16 @@ def test_a_wrong_epoch_or_an_unknown_session_is_a_top_level_error(raw: RawClient
 def test_a_legacy_fetch_gets_no_session(raw: RawClient) -> None:
     create_topic(raw, "sessions-c")
     assert fetch(raw, "sessions-c", 0, -1, {0: 0}).session_id == 0
+
+
+def test_a_final_fetch_closes_the_session_and_is_answered_at_once_without_one(raw: RawClient) -> None:
+    create_topic(raw, "sessions-d")
+    full = fetch(raw, "sessions-d", 0, 0, {0: 0})
+    # A Java consumer closes its sessions with its own fetch.max.wait.ms: nothing to read must not wait for it.
+    closing = Q(max_wait_ms=10_000, min_bytes=1, session_id=full.session_id, session_epoch=-1, topics=[],
+                forgotten_topics_data=[])
+    started = time.monotonic()
+    closed = raw.call(ApiKey.FETCH, 11, closing)
+    assert time.monotonic() - started < 5
+    assert (closed.error_code, closed.session_id, closed.responses) == (ErrorCode.NONE, 0, [])
+    assert fetch(raw, "sessions-d", full.session_id, 1, {}).error_code == ErrorCode.FETCH_SESSION_ID_NOT_FOUND

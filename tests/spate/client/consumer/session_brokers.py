@@ -5,7 +5,9 @@ Each broker keeps its sessions: a full fetch at epoch 0 opens one (unless
 epoch it expects (else FETCH_SESSION_ID_NOT_FOUND / INVALID_FETCH_SESSION_EPOCH)
 and updates it with the partitions named and forgotten. A full answer carries
 every partition asked for; an incremental one only partitions with records.
-Partitions live in ``log`` (values by offset) and are led by the node
+A Fetch closing a session (the final epoch, naming it) removes it and is
+recorded in ``closes`` rather than ``fetches``; a node in ``silent_closes``
+never answers one. Partitions live in ``log`` (values by offset) and are led by the node
 ``leaders`` says; another node answers NOT_LEADER_OR_FOLLOWER.
 """
 
@@ -36,6 +38,7 @@ class SeenFetch:
     epoch: int
     named: dict[Key, int]
     forgotten: frozenset[Key]
+    max_wait_ms: int = 500
 
     @property
     def full(self) -> bool:
@@ -60,6 +63,8 @@ class ScriptedCluster:
         self.log: dict[Key, list[bytes]] = {(self.topic, p): [] for p in range(self.partitions)}
         self.leaders: dict[Key, int] = {key: 0 for key in self.log}
         self.fetches: list[SeenFetch] = []
+        self.closes: list[SeenFetch] = []
+        self.silent_closes: set[int] = set()
         # Fetches to answer with a session error, or by dropping the connection, as they come.
         self.session_errors: list[ErrorCode] = []
         self.close_next_fetch = False
@@ -91,6 +96,11 @@ class ScriptedCluster:
         with self._lock:
             return [f for f in self.fetches[count:] if node is None or f.node == node]
 
+    def open_sessions(self) -> dict[int, set[Key]]:
+        """The partitions of each session open now, by session id."""
+        with self._lock:
+            return {session_id: set(session.partitions) for session_id, session in self.sessions.items()}
+
     def _answer(self, node: int, key: ApiKey, version: int, body: Any) -> Any:
         if key == ApiKey.METADATA:
             return self._metadata()
@@ -101,6 +111,8 @@ class ScriptedCluster:
                 self.close_next_fetch = False
                 return CLOSE
             response = self._fetch(node, version, body)
+        if response is None:
+            return SILENT
         if not response.responses:
             time.sleep(min(body.max_wait_ms, 50) / 1000)  # nothing new: hold the fetch as a broker would
         return response
@@ -108,7 +120,9 @@ class ScriptedCluster:
     def _fetch(self, node: int, version: int, body: Any) -> Any:
         named = {(t.topic, p.partition): p.fetch_offset for t in body.topics for p in t.partitions}
         forgotten = frozenset((t.topic, p) for t in body.forgotten_topics_data or () for p in t.partitions)
-        seen = SeenFetch(node, version, body.session_id, body.session_epoch, named, forgotten)
+        seen = SeenFetch(node, version, body.session_id, body.session_epoch, named, forgotten, body.max_wait_ms)
+        if seen.epoch == -1 and seen.session_id:
+            return self._close(seen)
         self.fetches.append(seen)
         if self.session_errors and not seen.full:
             return FetchResponse(throttle_time_ms=0, error_code=self.session_errors.pop(0), session_id=0, responses=[])
@@ -129,6 +143,13 @@ class ScriptedCluster:
         for key in forgotten:
             session.partitions.pop(key, None)
         return self._response(node, session.partitions, seen.session_id, incremental=True)
+
+    def _close(self, seen: SeenFetch) -> Any:
+        self.closes.append(seen)
+        if seen.node in self.silent_closes:
+            return None
+        self.sessions.pop(seen.session_id, None)
+        return self._response(seen.node, seen.named, 0, incremental=False)
 
     def _response(self, node: int, partitions: Mapping[Key, int], session_id: int, incremental: bool) -> Any:
         F = FetchResponse

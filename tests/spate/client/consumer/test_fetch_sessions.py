@@ -6,6 +6,9 @@ whose position changed or that joined, listing as forgotten those no longer
 fetched (paused, unassigned, moved to another leader). A lost connection or
 a session error starts over with a full fetch; a broker without room (session
 0) and a broker without sessions (Fetch below v7) get full fetches throughout.
+Closing the consumer closes each session on its broker: a Fetch naming it at
+the final epoch, without partitions and without waiting, to every broker at
+once; a broker that is gone or does not answer does not hold the close up.
 """
 
 from __future__ import annotations
@@ -147,6 +150,7 @@ def test_a_partition_whose_leader_moves_leaves_one_session_and_joins_the_other()
             cluster.append(3, b"after")
             records += poll_until(consumer, lambda: consumer.position(tp(3)) == 2)
             fetches_after(cluster, consumer, len(cluster.fetches), 2, node=0)
+            sessions = cluster.open_sessions()
     finally:
         cluster.stop()
     assert [r.value for r in records] == [b"before", b"after"]
@@ -154,8 +158,8 @@ def test_a_partition_whose_leader_moves_leaves_one_session_and_joins_the_other()
     assert to_new[0].full and to_new[0].named == {(TOPIC, 3): 1}
     old_session, new_session = (next(f.session_id for f in cluster.fetches if f.node == n and not f.full)
                                 for n in (0, 1))
-    assert set(cluster.sessions[old_session].partitions) == ALL - {(TOPIC, 3)}
-    assert set(cluster.sessions[new_session].partitions) == {(TOPIC, 3)}
+    assert sessions[old_session] == ALL - {(TOPIC, 3)}
+    assert sessions[new_session] == {(TOPIC, 3)}
     assert not any(f.full for f in cluster.fetches_since(moved, node=0))
 
 
@@ -193,6 +197,7 @@ def test_a_broker_without_room_for_a_session_gets_full_fetches(cluster) -> None:
     with reading(cluster) as consumer:
         fetches = fetches_after(cluster, consumer, 0, 3)
     assert all(f.full and (f.session_id, f.epoch) == (0, 0) and set(f.named) == ALL for f in fetches)
+    assert cluster.closes == []  # no session, nothing to close
 
 
 def test_a_broker_without_fetch_sessions_gets_full_fetches_below_v7() -> None:
@@ -207,3 +212,52 @@ def test_a_broker_without_fetch_sessions_gets_full_fetches_below_v7() -> None:
         cluster.stop()
     assert [r.value for r in records] == [b"old"]
     assert all(f.version == 6 and f.full and set(f.named) == ALL for f in fetches)
+
+
+@pytest.fixture
+def two_brokers() -> Iterator[ScriptedCluster]:
+    """Partitions 0 and 2 led by node 0, 1 and 3 by node 1."""
+    scripted = ScriptedCluster(TOPIC, PARTITIONS, nodes=2)
+    scripted.move_leader(1, 1)
+    scripted.move_leader(3, 1)
+    yield scripted
+    scripted.stop()
+
+
+def in_sessions_on_both(cluster: ScriptedCluster, consumer: Consumer) -> dict[int, int]:
+    """Poll until both brokers served an incremental fetch; the session id by node."""
+    for node in (0, 1):
+        poll_until(consumer, lambda: any(not f.full for f in cluster.fetches_since(0, node)))
+    return {node: next(f.session_id for f in cluster.fetches_since(0, node) if not f.full) for node in (0, 1)}
+
+
+def test_close_sends_each_broker_a_final_fetch_for_its_session_without_partitions_or_wait(two_brokers) -> None:
+    consumer = reading(two_brokers)
+    sessions = in_sessions_on_both(two_brokers, consumer)
+    consumer.close()
+    closes = sorted(two_brokers.closes, key=lambda f: f.node)
+    assert [(f.node, f.session_id, f.epoch) for f in closes] == [(0, sessions[0], -1), (1, sessions[1], -1)]
+    assert all(f.named == {} and f.forgotten == frozenset() and f.max_wait_ms == 0 for f in closes)
+    assert two_brokers.open_sessions() == {}
+
+
+def test_close_skips_a_broker_that_is_gone_and_closes_the_other_sessions(two_brokers) -> None:
+    consumer = reading(two_brokers)
+    sessions = in_sessions_on_both(two_brokers, consumer)
+    two_brokers.brokers[1].stop()
+    started = time.monotonic()
+    consumer.close()
+    assert time.monotonic() - started < 5
+    assert [(f.node, f.session_id) for f in two_brokers.closes] == [(0, sessions[0])]
+    assert sessions[0] not in two_brokers.open_sessions()
+
+
+def test_close_waits_for_an_unanswered_final_fetch_no_longer_than_its_timeout(two_brokers) -> None:
+    two_brokers.silent_closes.add(1)
+    consumer = reading(two_brokers)
+    sessions = in_sessions_on_both(two_brokers, consumer)
+    started = time.monotonic()
+    consumer.close(timeout_ms=300)
+    assert time.monotonic() - started < 3
+    assert sorted((f.node, f.session_id) for f in two_brokers.closes) == [(0, sessions[0]), (1, sessions[1])]
+    assert list(two_brokers.open_sessions()) == [sessions[1]]

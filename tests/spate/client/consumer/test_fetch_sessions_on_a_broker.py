@@ -3,7 +3,8 @@
 A consumer of many partitions opens one incremental session and reads every
 record exactly once; seeks, pauses and resumes change the session without
 ending it; a broker restart in the middle of a read costs one full fetch on
-the new connection and neither loses nor repeats a record.
+the new connection and neither loses nor repeats a record. Closing the consumer
+closes its session on the broker at once.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ class MeteredBroker:
         """Fetch requests served since the broker started, by how their session served them."""
         sample = scrape(self.metrics_url)
         return {kind: sample.sum(CACHE + "fetchrequests_total", kind=kind) for kind in KINDS}
+
+    def sessions(self) -> float:
+        return scrape(self.metrics_url).value(CACHE + "numincrementalfetchsessions")
 
     def partitions_in_sessions(self) -> float:
         return scrape(self.metrics_url).value(CACHE + "numincrementalfetchpartitionscached")
@@ -151,3 +155,23 @@ def test_a_broker_restart_mid_read_loses_and_repeats_nothing(restartable) -> Non
     # The restarted broker: the consumer's first fetch on the new connection opened a new session (it did not
     # try the old one), the rest were incremental.
     assert after_restart["full"] == 1 and after_restart["session_error"] == 0 and after_restart["incremental"] >= 3
+
+
+def test_closing_the_consumer_removes_its_session_from_the_broker_at_once(metered) -> None:
+    topic, partitions = "sessions-close", 8
+    create_topic(metered.bootstrap, topic, partitions)
+    fill(metered.bootstrap, topic, partitions, 2)
+    sessions_before, partitions_before = metered.sessions(), metered.partitions_in_sessions()
+    consumer = consumer_of(metered.bootstrap, topic, partitions)
+    assert set(read(consumer, partitions * 2)) == expected(partitions, 2)
+    assert consumer.poll(timeout_ms=150) == []
+    assert metered.sessions() == sessions_before + 1
+    before_close = metered.requests()
+    started = time.monotonic()
+    consumer.close()
+    assert time.monotonic() - started < 5
+    # No eviction involved: min.incremental.fetch.session.eviction.ms (120 s by default) is far off.
+    assert metered.sessions() == sessions_before
+    assert metered.partitions_in_sessions() == partitions_before
+    # The closing fetch is answered without a session.
+    assert metered.requests()["sessionless"] == before_close["sessionless"] + 1

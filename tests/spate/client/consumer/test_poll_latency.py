@@ -40,6 +40,10 @@ def test_poll_returns_a_response_already_received_without_blocking_on_the_networ
 
         consumer._network.poll = recording_poll  # type: ignore[method-assign]
         records = consumer.poll(timeout_ms=5_000)
+        consumer._network.poll = network_poll  # type: ignore[method-assign]
+        # The next fetch now waits at the broker for 10 s, and the fetch that closes the session is answered
+        # after it: close without waiting that long.
+        consumer.close(timeout_ms=200)
 
     assert [r.value for r in records] == [b"wake"]
     assert all(wait == 0 for wait in waits), f"poll blocked with data in hand: waits {waits}"
