@@ -7,6 +7,7 @@ what is left on disk.
 
 from __future__ import annotations
 
+import statistics
 import threading
 import time
 from pathlib import Path
@@ -154,14 +155,17 @@ def test_other_clients_are_answered_while_thousands_of_partitions_are_created(tm
 
         creator = threading.Thread(target=create)
         creator.start()
-        slowest, probes, deadline = 0.0, 0, time.monotonic() + 120
+        waits, deadline = [], time.monotonic() + 120
         while creator.is_alive() and time.monotonic() < deadline:
             _, took = timed(call, address, ApiKey.API_VERSIONS, 3,
                             ApiVersionsRequest(client_software_name="probe", client_software_version="1"))
-            slowest, probes = max(slowest, took), probes + 1
+            waits.append(took)
             time.sleep(0.05)
         creator.join(10)
         assert outcome["result"].error_code == E.NONE
         assert len(metadata(address, [topic]).topics[0].partitions) == partitions
-        assert probes >= 3, f"the creation took {outcome['took']:.2f}s, too short to probe"
-        assert slowest < 0.5, f"a request waited {slowest:.2f}s while the topic was created"
+        # A loop held for the whole creation would answer one probe, late; one held in long slices, most
+        # probes late. The median is the measure: one probe may still wait on a busy machine's scheduler.
+        assert len(waits) >= 3, f"the creation took {outcome['took']:.2f}s, too short to probe"
+        assert statistics.median(waits) < 0.2, f"requests waited {sorted(waits)} while the topic was created"
+        assert max(waits) < 2.0, f"a request waited {max(waits):.2f}s while the topic was created"
