@@ -30,6 +30,7 @@ from tests.support.broker_under_test import brokers_in
 from tests.support.zookeeper import ZooKeeperForTests, running_zookeeper
 
 REPO = Path(__file__).resolve().parents[1]
+SUITE_WORKERS = 2
 SPARK_TEST_DIRS = ("tests/spark/", "tests/jobs/")
 SUITE_WORKERS = 2
 
@@ -66,6 +67,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         module = item.nodeid.split("::")[0]
         uses_spark = module.startswith(SPARK_TEST_DIRS) or "spark" in getattr(item, "fixturenames", ())
         item.add_marker(pytest.mark.xdist_group("spark" if uses_spark else module))
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """Two workers for the suite (most tests wait on brokers, ZooKeeper and Spark rather than on the CPU);
+    none for benchmarks or with ``-s``, whose printed figures a worker would swallow."""
+    benchmarks = "perf" in config.option.markexpr and "not perf" not in config.option.markexpr
+    return 0 if benchmarks or config.option.capture == "no" else SUITE_WORKERS
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """Modules as work units, unless another ``--dist`` mode is asked for."""
+    if config.getvalue("dist") != "load":
+        return None
+    from tests.support.module_scheduling import ModuleScheduling
+
+    return ModuleScheduling(config, log)
 
 
 @pytest.fixture(scope="module")

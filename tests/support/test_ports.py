@@ -35,9 +35,9 @@ def test_ports_handed_out_are_free_below_the_ephemeral_range_and_not_repeated() 
 
 
 def test_a_port_something_listens_on_is_skipped() -> None:
+    port = free_ports(2)
     with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        port = taken.getsockname()[1]
+        taken.bind(("127.0.0.1", port))
         taken.listen()
         allocator = PortAllocator(range(port, port + 3))
         assert allocator.take() == port + 1
