@@ -9,10 +9,8 @@ the kind).
 A failed test that used a broker process gets the tail of that broker's log
 in its report.
 
-The suite runs on pytest-xdist workers (``--dist loadgroup``): the tests of a
-module stay together on one worker, so they share its module fixtures (one
-broker or cluster per module), and every test that runs Spark goes to the same
-worker, so one JVM serves them all.
+The suite runs on pytest-xdist workers, a module at a time and every Spark test
+on one worker (tests/support/module_scheduling.py).
 """
 
 from __future__ import annotations
@@ -30,8 +28,6 @@ from tests.support.broker_under_test import brokers_in
 from tests.support.zookeeper import ZooKeeperForTests, running_zookeeper
 
 REPO = Path(__file__).resolve().parents[1]
-SUITE_WORKERS = 2
-SPARK_TEST_DIRS = ("tests/spark/", "tests/jobs/")
 SUITE_WORKERS = 2
 
 
@@ -53,20 +49,6 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
-
-
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """Two workers for the suite (most tests wait on brokers, ZooKeeper and Spark rather than on the CPU);
-    none for benchmarks or with ``-s``, whose printed figures a worker would swallow."""
-    benchmarks = "perf" in config.option.markexpr and "not perf" not in config.option.markexpr
-    return 0 if benchmarks or config.option.capture == "no" else SUITE_WORKERS
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        module = item.nodeid.split("::")[0]
-        uses_spark = module.startswith(SPARK_TEST_DIRS) or "spark" in getattr(item, "fixturenames", ())
-        item.add_marker(pytest.mark.xdist_group("spark" if uses_spark else module))
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
