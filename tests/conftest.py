@@ -8,6 +8,9 @@ the kind).
 
 A failed test that used a broker process gets the tail of that broker's log
 in its report.
+
+The suite runs on pytest-xdist workers, a module at a time and every Spark test
+on one worker (tests/support/module_scheduling.py).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from tests.support.broker_under_test import brokers_in
 from tests.support.zookeeper import ZooKeeperForTests, running_zookeeper
 
 REPO = Path(__file__).resolve().parents[1]
+SUITE_WORKERS = 2
 
 
 @pytest.fixture(scope="session")
@@ -45,6 +49,23 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """Two workers for the suite (most tests wait on brokers, ZooKeeper and Spark rather than on the CPU);
+    none for benchmarks or with ``-s``, whose printed figures a worker would swallow."""
+    benchmarks = "perf" in config.option.markexpr and "not perf" not in config.option.markexpr
+    return 0 if benchmarks or config.option.capture == "no" else SUITE_WORKERS
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """Modules as work units, unless another ``--dist`` mode is asked for."""
+    if config.getvalue("dist") != "load":
+        return None
+    from tests.support.module_scheduling import ModuleScheduling
+
+    return ModuleScheduling(config, log)
 
 
 @pytest.fixture(scope="module")

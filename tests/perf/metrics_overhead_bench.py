@@ -42,7 +42,8 @@ from confluent_kafka import Producer as ConfluentProducer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.perf.measurements import cpu_seconds
-from tests.support.broker_process import BrokerProcess, free_port
+from tests.support.broker_process import BrokerProcess
+from tests.support.ports import free_port
 
 SHAPES = {
     "batched": ({"linger.ms": 5, "batch.size": 1_000_000, "acks": 1}, 1024),

@@ -17,7 +17,8 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from spate.cli.certs import create_certificates
-from tests.support.broker_process import BrokerProcess, free_port, running_broker
+from tests.support.broker_process import BrokerProcess, running_broker
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.perf
 

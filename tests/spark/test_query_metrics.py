@@ -14,8 +14,8 @@ from spark_ext.options import SourceOptionError, parse_source_options
 from spark_ext.query_metrics import MetricsTarget, QueryMetrics, ensure_served, report, serve_metrics
 from spark_ext.read_report import batch_bytes, reporting
 from spark_ext.sink_options import SinkOptionError, parse_sink_options
-from tests.support.broker_process import free_port
 from tests.support.metrics_scrape import Scrape, scrape
+from tests.support.ports import free_port
 
 
 def test_metrics_are_off_without_metrics_port() -> None:

@@ -6,8 +6,8 @@ import pytest
 
 from spark_ext import serve_metrics
 from tests.spark.kafka_data import create_topic, produce_values
-from tests.support.broker_process import free_port
 from tests.support.metrics_scrape import scrape
+from tests.support.ports import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 

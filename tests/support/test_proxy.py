@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support.broker_process import free_port
+from tests.support.ports import free_port
 from tests.support.proxy import LinkState, TcpProxy
 from tests.support.socket_owner import owner_pid
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import socket
 import time
 import uuid
 from pathlib import Path
@@ -25,6 +24,7 @@ from kazoo.client import KazooClient
 from broker_core.cluster.zk.client import ZkClientConfig, ZkSession
 from broker_core.cluster.zk.server import ZooKeeperServer
 from broker_core.cluster.zk.server_files import ZooKeeperServerConfig
+from tests.support.ports import free_port
 
 # A small server that starts fast: tests need neither a big heap nor the optimising compiler.
 TEST_JVM_OPTIONS = ("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Dzookeeper.jmx.log4j.disable=true")
@@ -33,10 +33,6 @@ TEST_SESSION_TIMEOUT_MS = 10_000
 WAIT_TIMEOUT_S = 15.0
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def wait_until(predicate: Callable[[], Any], what: str, timeout_s: float = WAIT_TIMEOUT_S) -> Any:

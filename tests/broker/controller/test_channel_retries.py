@@ -7,7 +7,7 @@ import time
 
 from broker_core.controller import channel_manager
 from broker_core.controller.channel_manager import BrokerEndpoint, _Queued, _SenderThread
-from tests.support.broker_process import free_port
+from tests.support.ports import free_port
 
 
 def deliver_to_nobody(seconds: float) -> None:

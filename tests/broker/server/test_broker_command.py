@@ -10,7 +10,8 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.support.broker_process import BrokerProcess, free_port
+from tests.support.broker_process import BrokerProcess
+from tests.support.ports import free_port
 
 
 def start_with(*args: str) -> subprocess.CompletedProcess:

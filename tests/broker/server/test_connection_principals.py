@@ -20,7 +20,7 @@ from spate.protocol.connection import decode_response, encode_request
 from spate.protocol.messages.api_versions import ApiVersionsRequest
 from spate.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
 from spate.protocol.messages.sasl_handshake import SaslHandshakeRequest
-from tests.support.broker_process import free_port
+from tests.support.ports import free_port
 
 JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";'
 

@@ -15,8 +15,8 @@ from spate.protocol.api_keys import ApiKey
 from spate.protocol.errors import ErrorCode
 from spate.protocol.messages.metadata import MetadataRequest
 from tests.support.admin_requests import create_topic, describe_cluster, find_group_coordinator, produce_one
-from tests.support.broker_process import free_port
 from tests.support.controller_requests import call
+from tests.support.ports import free_port
 
 # Distinct loopback addresses (all of 127/8 is local on Linux), so the answers show which endpoint they name.
 CLIENT_HOST, REPLICATION_HOST = "127.0.0.1", "127.0.0.2"

@@ -18,9 +18,10 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.scenarios.metrics.conftest import MeteredBroker, metrics_overrides
-from tests.support.broker_process import BrokerProcess, free_port, running_broker
+from tests.support.broker_process import BrokerProcess, running_broker
 from tests.support.broker_under_test import SPATE
 from tests.support.metrics_scrape import scrape
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.timeout(180)
 

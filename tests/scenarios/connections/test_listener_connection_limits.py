@@ -19,7 +19,8 @@ from tests.scenarios.connections.raw_clients import (
     closed_by_peer,
     connect,
 )
-from tests.support.broker_process import BrokerProcess, free_port
+from tests.support.broker_process import BrokerProcess
+from tests.support.ports import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 

@@ -20,7 +20,7 @@ from typing import Callable, TypeVar
 
 import pytest
 
-from tests.support.broker_process import free_port
+from tests.support.ports import free_port
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"

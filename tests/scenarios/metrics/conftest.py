@@ -9,8 +9,9 @@ from dataclasses import dataclass
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from tests.support.broker_process import BrokerProcess, free_port, running_broker
+from tests.support.broker_process import BrokerProcess, running_broker
 from tests.support.broker_under_test import SPATE
+from tests.support.ports import free_port
 
 TOPIC = "metered"
 GROUP = "metered-readers"

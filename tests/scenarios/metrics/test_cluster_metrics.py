@@ -10,9 +10,9 @@ from confluent_kafka import Producer
 from spate.protocol.errors import ErrorCode
 from tests.scenarios.metrics.conftest import consume_and_commit, produce
 from tests.support.admin_requests import create_topic
-from tests.support.broker_process import free_port
 from tests.support.cluster import ClusterForTests, restart_stopped_brokers, settled_cluster
 from tests.support.metrics_scrape import scrape
+from tests.support.ports import free_port
 from tests.support.zookeeper import ZooKeeperForTests
 
 pytestmark = pytest.mark.timeout(240)

@@ -17,7 +17,8 @@ from pathlib import Path
 from broker_core.security.credentials import FileScramCredentialStore
 from broker_core.security.sasl.scram import SCRAM_SHA_256, SCRAM_SHA_512, ScramCredential
 from spate.cli.certs import CertificateFiles, create_certificates
-from tests.support.broker_process import BrokerProcess, free_port
+from tests.support.broker_process import BrokerProcess
+from tests.support.ports import free_port
 
 ALICE = ("alice", "alice-secret")
 BOB = ("bob", "bob-secret")

@@ -19,9 +19,9 @@ from broker_core.security.sasl.scram import SCRAM_SHA_512, ScramCredential
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.messages.acls import DescribeAclsRequest
 from tests.support.admin_requests import create_topic
-from tests.support.broker_process import free_port
 from tests.support.cluster import ClusterForTests
 from tests.support.controller_requests import call
+from tests.support.ports import free_port
 from tests.support.zookeeper import ZooKeeperForTests
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]

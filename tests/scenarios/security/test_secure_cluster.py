@@ -19,8 +19,8 @@ from broker_core.security.credentials import ZkScramCredentialStore
 from broker_core.security.sasl.scram import SCRAM_SHA_512, ScramCredential
 from spate.cli.certs import create_certificates
 from tests.support.admin_requests import create_topic
-from tests.support.broker_process import free_port
 from tests.support.cluster import ClusterForTests
+from tests.support.ports import free_port
 from tests.support.zookeeper import ZooKeeperForTests
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]

@@ -25,7 +25,7 @@ import pytest
 from broker_core.server.embedded import EmbeddedBroker
 from spate.client import Admin, NewTopic
 from tests.spate.client.admin.fake_cluster import FakeCluster, FakePartition
-from tests.support.broker_process import free_port
+from tests.support.ports import free_port
 
 COMMAND_TIMEOUT_S = 60
 ADMIN_TIMEOUT_MS = 20_000

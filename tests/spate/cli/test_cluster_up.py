@@ -31,7 +31,7 @@ import pytest
 from spate.client import Admin, AdminError, ErrorCode, NewTopic, Producer
 from tests.spate.cli.conftest import assert_one_line_failure, spate
 from tests.spate.cli.output import json_lines, table_row
-from tests.support.broker_process import free_port
+from tests.support.ports import free_port, free_ports
 from tests.support.zookeeper import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
@@ -40,21 +40,6 @@ START_TIMEOUT_S = 90
 STOP_TIMEOUT_S = 60
 EMBEDDED = ("--override", "zookeeper.connect=")  # brokers without cluster mode
 
-
-def free_ports(count: int) -> int:
-    """The first of ``count`` consecutive ports on 127.0.0.1 that nothing listens on now."""
-    for _ in range(100):
-        base = free_port()
-        if base + count > 65535:
-            continue
-        try:
-            for port in range(base, base + count):
-                with socket.socket() as probe:
-                    probe.bind(("127.0.0.1", port))
-        except OSError:
-            continue
-        return base
-    raise AssertionError(f"no {count} consecutive free ports")
 
 
 def listening(port: int) -> bool:

@@ -9,7 +9,7 @@ import pytest
 from spate.cli import cluster_up
 from spate.cli.cluster_up import startup_progress
 from spate.cli.local_cluster import LocalCluster
-from tests.support.broker_process import free_port
+from tests.support.ports import free_port
 
 
 def test_no_progress_bar_for_json_output_or_when_stderr_is_not_a_terminal(monkeypatch) -> None:

@@ -25,7 +25,7 @@ from spate.cli.doctor_checks import (
     listener_address,
 )
 from tests.spate.cli.conftest import spate
-from tests.support.broker_process import free_port
+from tests.support.ports import free_port
 
 
 @pytest.fixture

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from broker_core.cluster.zk.server import four_letter_word
-from tests.support.zookeeper import free_port, wait_until
+from tests.support.ports import free_port
+from tests.support.zookeeper import wait_until
 
 STOP_TIMEOUT_S = 20
 

@@ -46,7 +46,7 @@ def test_command_line() -> None:
 
 def test_an_unreachable_cluster_fails_at_start_naming_the_address(capsys: pytest.CaptureFixture[str]) -> None:
     from spate.cli.main import main
-    from tests.support.broker_process import free_port
+    from tests.support.ports import free_port
 
     address = f"127.0.0.1:{free_port()}"
     assert main(["console", "--bootstrap-server", address, "--api-timeout-ms", "1000"]) == 1

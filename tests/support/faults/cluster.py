@@ -34,10 +34,11 @@ from typing import Any, Iterable
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.messages.list_offsets import ListOffsetsRequest
 from tests.support.admin_requests import create_topic
-from tests.support.broker_process import BrokerProcess, free_port
+from tests.support.broker_process import BrokerProcess
 from tests.support.cluster import ClusterForTests
 from tests.support.controller_requests import call
 from tests.support.faults.replica_logs import ReplicaDifference, compare_replicas
+from tests.support.ports import free_port
 from tests.support.proxy import TcpProxy
 from tests.support.socket_owner import owner_pid
 from tests.support.zookeeper import ZooKeeperForTests

@@ -12,7 +12,8 @@ from kazoo.exceptions import ConnectionLoss
 from broker_core.cluster.zk.client import RetryPolicy, SessionEvent, SessionState, ZkClientConfig, ZkSession
 from broker_core.cluster.zk.errors import ZooKeeperAuthenticationError, ZooKeeperUnavailableError
 from broker_core.cluster.zk.zk_sasl import login_from_jaas_file
-from tests.support.zookeeper import ZooKeeperForTests, expire_session, free_port, wait_until, write_client_jaas
+from tests.support.ports import free_port
+from tests.support.zookeeper import ZooKeeperForTests, expire_session, wait_until, write_client_jaas
 
 
 def test_connecting_creates_the_chroot_and_roots_every_path_there(zookeeper: ZooKeeperForTests) -> None:

@@ -15,7 +15,8 @@ from broker_core.cluster.zk.server_files import (
     find_java,
     zookeeper_classpath,
 )
-from tests.support.zookeeper import TEST_JVM_OPTIONS, free_port
+from tests.support.ports import free_port
+from tests.support.zookeeper import TEST_JVM_OPTIONS
 
 
 def server(tmp_path: Path, **kwargs) -> ZooKeeperServer:
