@@ -60,6 +60,7 @@ from broker_core.storage.fetch_slice import FetchSlice
 from broker_core.storage.local_log import Clock, LocalLog
 from broker_core.storage.log_dir_failures import reports_io_errors
 from broker_core.storage.log_validator import ValidatedAppend, validate_append
+from broker_core.storage.partition_files import PartitionFiles
 from broker_core.storage.producer_state import (
     AppendOrigin,
     CompletedTxn,
@@ -107,10 +108,15 @@ class UnifiedLog:
         self._producer_state = ProducerStateManager(
             local_log.directory, clock=clock, max_producer_id_expiration_ms=producer_id_expiration_ms
         )
-        self._epoch_cache = LeaderEpochFileCache(local_log.directory)
+        # Read while the local log loaded: opening the partition reads no file (``partition_files``).
+        files = local_log.take_partition_files()
+        if files is not None and files.epoch_checkpoint_read:
+            self._epoch_cache = LeaderEpochFileCache(local_log.directory, checkpoint_text=files.epoch_checkpoint)
+        else:
+            self._epoch_cache = LeaderEpochFileCache(local_log.directory)
         local_log.add_before_flush(lambda: self._epoch_cache.sync(sync_directory=False))
         self._restore_unflushed_epochs()
-        self._recover_producer_state()
+        self._recover_producer_state(files)
 
     def _io_failed(self, exc: OSError | LogDirError, action: str) -> LogDirError:
         return self._local._io_failed(exc, action)
@@ -411,11 +417,11 @@ class UnifiedLog:
             if header.partition_leader_epoch > (-1 if latest is None else latest):
                 self._epoch_cache.assign(header.partition_leader_epoch, header.base_offset, write=False)
 
-    def _recover_producer_state(self) -> None:
+    def _recover_producer_state(self, files: PartitionFiles | None) -> None:
         """Load the newest snapshot and replay the log after it (see the module docstring)."""
         local, state = self._local, self._producer_state
         start, end = local.log_start_offset, local.log_end_offset
-        replay_from = state.load(start, end)
+        replay_from = state.load(start, end, files=files)
         lost_from = local.txn_index_lost_from
         if lost_from is not None and lost_from < replay_from:
             state.forget_state(start)
