@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -82,6 +82,8 @@ class LoadedLog:
     next_offset: int
     truncated_bytes: int = 0
     recovered_segments: int = 0
+    # Base offsets of the segments re-validated.
+    recovered: set[int] = field(default_factory=set)
     txn_index_lost_from: int | None = None
     # Files were removed or cut: the directory is fsynced with the next flush.
     directory_changed: bool = False
@@ -170,8 +172,8 @@ def _load(
             segment.on_become_inactive()
             segment.release_indexes()
     last.activate()
-    if not had_clean_shutdown:
-        last.refresh_max_timestamp()
+    if not had_clean_shutdown and last.base_offset not in loaded.recovered:
+        last.refresh_max_timestamp()  # recovery computed it exactly; loading took the time index's word
     loaded.directory_changed = loaded.recovered_segments > 0 or compaction_swap_settled
 
     loaded.log_start_offset = start
@@ -222,6 +224,7 @@ def _recover_segments(segments: LogSegments, loaded: LoadedLog, recovery_point: 
         if recover_from is not None and segment.base_offset >= recover_from or overlaps:
             truncated = segment.recover(crc_from_offset=recovery_point, min_base_offset=previous_next)
             loaded.recovered_segments += 1
+            loaded.recovered.add(segment.base_offset)
             if truncated:
                 _log.warning(
                     "truncated %d bytes of torn or corrupt data from %s at offset %d",

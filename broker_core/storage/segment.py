@@ -126,7 +126,9 @@ class LogSegment:
             # txn_index, offset_index, time_index, _next_offset, _max_timestamp, _offset_of_max_timestamp
             # and _roll_base_ms are filled in on first access (``__getattr__``).
             return
-        self.txn_index = TransactionIndex(self._paths.txn_index, base_offset)
+        self.txn_index = TransactionIndex(
+            self._paths.txn_index, base_offset, exists=None if present is None else FileKind.TXN_INDEX in present
+        )
         self._open_indexes()
         self._next_offset = base_offset
         self._max_timestamp = NO_TIMESTAMP
@@ -433,7 +435,12 @@ class LogSegment:
     def _loaded_roll_base(self) -> int | None:
         if self.size < HEADER_SIZE:
             return None
-        first_timestamp = self._log.header_at(0).max_timestamp
+        return self._roll_base_from(self._log.header_at(0).max_timestamp)
+
+    def _roll_base_from(self, first_timestamp: int | None) -> int | None:
+        """When ``segment.ms`` counts from, given the first batch's timestamp (None: no batch)."""
+        if first_timestamp is None:
+            return None
         if first_timestamp < 0:
             return self._created_ms
         return min(first_timestamp, self._created_ms)
@@ -447,9 +454,11 @@ class LogSegment:
         corrupt, below ``min_base_offset`` or not strictly after the previous
         one.
         """
+        # Active first: an active index is reset by zeroing its entries, not by cutting the file (an
+        # ftruncate costs up to a millisecond, per index of each of thousands of logs recovered).
+        self.activate()
         self.offset_index.reset()
         self.time_index.reset()
-        self.activate()
         self._max_timestamp = NO_TIMESTAMP
         self._offset_of_max_timestamp = -1
         self._bytes_since_index_entry = 0
@@ -458,18 +467,21 @@ class LogSegment:
         highest = self.base_offset + INT32_MAX
         reader = self._log.reader(window=RECOVERY_WINDOW)
         position = 0
+        first_timestamp: int | None = None
         while position < self.size:
             header = self._log.valid_batch_at(
                 reader, position, crc_from_offset=crc_from_offset, lowest=lowest, highest=highest
             )
             if header is None:
                 break
+            if first_timestamp is None:
+                first_timestamp = header.max_timestamp
             self._index_batch(header.base_offset, header.last_offset, header.max_timestamp, position, header.size)
             lowest = header.next_offset
             position += header.size
         truncated = self._log.truncate_to(position)
         self.txn_index.truncate_to(self._next_offset)
-        self._roll_base_ms = self._loaded_roll_base()
+        self._roll_base_ms = self._roll_base_from(first_timestamp)
         return truncated
 
     # ------------------------------------------------------------ truncation

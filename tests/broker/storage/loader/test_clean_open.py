@@ -146,3 +146,20 @@ def test_a_crash_after_a_clean_reopen_is_still_recovered(log_dir: Path, clock: F
     assert recovered.log_end_offset == end + 6
     assert read_all(recovered) == b"".join(stored + more)
     assert active.stat().st_size == recovered.segments[-1].size
+
+
+def test_crash_recovery_rebuilds_the_active_indexes_in_place_without_cutting_them(
+    log_dir: Path, clock: FakeClock
+):
+    log = LocalLog.open(log_dir, CONFIG, clock=clock)
+    stored = append_batches(log, 5, records=2, clock=clock)
+    log.flush()  # the active segment's indexes are preallocated on disk; then the process dies
+    index = log_dir / f"{log.segments[-1].base_offset:020d}.index"
+    preallocated = index.stat().st_size
+    assert preallocated == CONFIG.segment_index_bytes - CONFIG.segment_index_bytes % 8
+    recovered = LocalLog.open(log_dir, CONFIG, clock=clock, recovery_point=0)
+    assert index.stat().st_size == preallocated
+    assert read_all(recovered) == b"".join(stored)
+    assert recovered.read(5, 1).read_bytes() == stored[2]
+    recovered.close()
+    assert index.stat().st_size < preallocated  # trimmed to its entries on close, as always
