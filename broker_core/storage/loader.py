@@ -61,6 +61,7 @@ from broker_core.storage.errors import CorruptIndexError, LogDirError
 from broker_core.storage.files import FileKind, FileState, SegmentFileName, parse_segment_file_name, segment_paths
 from broker_core.storage.open_files import OpenFileCache
 from broker_core.storage.partition_files import PartitionFiles, read_partition_files
+from broker_core.storage.recovered_batches import RecoveredBatches
 from broker_core.storage.segment import LogSegment
 from broker_core.storage.segments import LogSegments
 from broker_core.storage.txn_index import CorruptTxnIndexError
@@ -84,6 +85,8 @@ class LoadedLog:
     recovered_segments: int = 0
     # Base offsets of the segments re-validated.
     recovered: set[int] = field(default_factory=set)
+    # What that re-validation kept for the partition (``recovered_batches``; None after a clean shutdown).
+    recovered_batches: RecoveredBatches | None = None
     txn_index_lost_from: int | None = None
     # Files were removed or cut: the directory is fsynced with the next flush.
     directory_changed: bool = False
@@ -159,6 +162,7 @@ def _load(
     start = first.base_offset if log_start_offset is None else max(log_start_offset, first.base_offset)
     if start > next_offset:
         # Nothing below the log start offset is visible; begin afresh there.
+        loaded.recovered_batches = None
         for segment in segments:
             segments.remove(segment.base_offset)
             segment.delete_files()
@@ -181,7 +185,10 @@ def _load(
     loaded.recovery_point = (
         next_offset if had_clean_shutdown else max(start, min(recovery_point or 0, next_offset))
     )
-    loaded.partition_files = read_partition_files(directory, frozenset(names), start, next_offset)
+    kept = loaded.recovered_batches
+    loaded.partition_files = read_partition_files(
+        directory, frozenset(names), start, next_offset, kept if kept is not None and kept.usable else None
+    )
     if loaded.recovered_segments:
         _log.info("%s: re-validated %d of %d segment(s), from the one holding recovery point %d",
                   directory.name, loaded.recovered_segments, len(segments), recovery_point or 0)
@@ -217,12 +224,18 @@ def _recover_segments(segments: LogSegments, loaded: LoadedLog, recovery_point: 
     """After a crash: trust what is below the recovery point, re-validate the rest (module docstring)."""
     floor = segments.floor(recovery_point) or segments.first
     recover_from = floor.base_offset if floor is not None else None
+    if recover_from is not None:
+        loaded.recovered_batches = RecoveredBatches(recover_from, recovery_point)
     previous_next: int | None = None
     ordered = list(segments)
     for i, segment in enumerate(ordered):
         overlaps = previous_next is not None and segment.base_offset < previous_next
         if recover_from is not None and segment.base_offset >= recover_from or overlaps:
-            truncated = segment.recover(crc_from_offset=recovery_point, min_base_offset=previous_next)
+            # Only segments from recover_from on are walked end to end, without gaps.
+            kept = loaded.recovered_batches if recover_from is not None and segment.base_offset >= recover_from else None
+            truncated = segment.recover(
+                crc_from_offset=recovery_point, min_base_offset=previous_next, on_batch=kept.keep if kept else None
+            )
             loaded.recovered_segments += 1
             loaded.recovered.add(segment.base_offset)
             if truncated:

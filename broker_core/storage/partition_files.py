@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from broker_core.storage.files import (
     LEADER_EPOCH_CHECKPOINT,
@@ -25,6 +26,9 @@ from broker_core.storage.files import (
     parse_snapshot_file_name,
     snapshot_file_name,
 )
+
+if TYPE_CHECKING:
+    from broker_core.storage.recovered_batches import RecoveredBatches
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,9 +44,13 @@ class PartitionFiles:
     snapshot_offsets: tuple[int, ...] = ()
     snapshot_temp_files: tuple[str, ...] = ()
     snapshots: dict[int, bytes] = field(default_factory=dict)
+    # After a crash: what recovery kept of the batches it validated (``recovered_batches``).
+    recovered: RecoveredBatches | None = None
 
 
-def read_partition_files(directory: Path, names: frozenset[str], log_start: int, log_end: int) -> PartitionFiles:
+def read_partition_files(
+    directory: Path, names: frozenset[str], log_start: int, log_end: int, recovered: RecoveredBatches | None = None
+) -> PartitionFiles:
     """Read what ``names`` (the directory's listing) says the partition will start from."""
     # Joined as text: a Path per file costs more than reading it.
     where = os.fspath(directory)
@@ -62,7 +70,7 @@ def read_partition_files(directory: Path, names: frozenset[str], log_start: int,
             snapshots[newest] = _read(os.path.join(where, snapshot_file_name(newest)))
         except OSError:
             pass  # read again when the partition opens
-    return PartitionFiles(names, epoch_text, epoch_read, tuple(offsets), temp_files, snapshots)
+    return PartitionFiles(names, epoch_text, epoch_read, tuple(offsets), temp_files, snapshots, recovered)
 
 
 def _read(path: str) -> bytes:

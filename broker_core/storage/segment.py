@@ -32,10 +32,11 @@ what its producer-state replay finds.
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterator, Sequence, TypeVar
+from typing import BinaryIO, Callable, Iterator, Sequence, TypeVar
 
 from broker_core.storage.errors import CorruptIndexError
 from broker_core.storage.file_records import RECOVERY_WINDOW, FileRecords, SegmentRead
@@ -445,14 +446,17 @@ class LogSegment:
             return self._created_ms
         return min(first_timestamp, self._created_ms)
 
-    def recover(self, *, crc_from_offset: int = 0, min_base_offset: int | None = None) -> int:
+    def recover(
+        self, *, crc_from_offset: int = 0, min_base_offset: int | None = None,
+        on_batch: Callable[[BatchHeader, Callable[[], bytes]], None] | None = None,
+    ) -> int:
         """Re-validate the batches and rebuild both indexes; return bytes truncated.
 
         Batches whose last offset is below ``crc_from_offset`` (already
         flushed) are checked for framing and order only; the rest also for
         their CRC. The segment is cut at the first batch that is torn,
         corrupt, below ``min_base_offset`` or not strictly after the previous
-        one.
+        one. ``on_batch`` sees each batch kept, with a way to read its bytes.
         """
         # Active first: an active index is reset by zeroing its entries, not by cutting the file (an
         # ftruncate costs up to a millisecond, per index of each of thousands of logs recovered).
@@ -476,6 +480,8 @@ class LogSegment:
                 break
             if first_timestamp is None:
                 first_timestamp = header.max_timestamp
+            if on_batch is not None:
+                on_batch(header, functools.partial(self._log.read_bytes, position, header.size))
             self._index_batch(header.base_offset, header.last_offset, header.max_timestamp, position, header.size)
             lowest = header.next_offset
             position += header.size

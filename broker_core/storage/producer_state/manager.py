@@ -6,10 +6,9 @@ import logging
 import os
 from pathlib import Path
 from types import MappingProxyType
-from typing import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
 from broker_core.storage.files import snapshot_file_name
-from broker_core.storage.partition_files import PartitionFiles
 from broker_core.storage.producer_state.append import ProducerAppendStaging
 from broker_core.storage.producer_state.entry import (
     AppendOrigin,
@@ -30,6 +29,9 @@ from broker_core.storage.producer_state.snapshot import (
     write_snapshot,
 )
 from spate.records.batch import BatchHeader
+
+if TYPE_CHECKING:
+    from broker_core.storage.partition_files import PartitionFiles
 
 logger = logging.getLogger(__name__)
 
