@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from broker_core.storage import loader
+from broker_core.storage.checkpoint import OffsetCheckpointFile
 from broker_core.storage.config import LogConfig
+from broker_core.storage.errors import LogDirError
 from broker_core.storage.log_manager import LogManager
 from broker_core.storage.open_files import OpenFileCache
 from broker_core.storage.unified_log import UnifiedLog
@@ -143,3 +145,17 @@ def test_a_topic_config_is_merged_once_per_topic_at_start_up(tmp_path: Path, clo
     restarted = manager([tmp_path], clock, topic_config=topic_config)
     assert asked == ["orders"]
     assert restarted.get_log("orders", 3).config.segment_bytes == 700
+
+
+def test_a_dir_whose_checkpoints_cannot_be_written_at_shutdown_gets_no_clean_shutdown_marker(
+    tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+):
+    mgr, _ = filled(tmp_path, clock)
+
+    def failing_write(self, entries):
+        raise LogDirError(self.path, "cannot write checkpoint: No space left on device")
+
+    monkeypatch.setattr(OffsetCheckpointFile, "write", failing_write)
+    mgr.shutdown()
+    # A clean start would take each log's end from the stale checkpoint: the logs must be recovered instead.
+    assert not (tmp_path / ".kafka_cleanshutdown").exists()
