@@ -163,3 +163,16 @@ def test_crash_recovery_rebuilds_the_active_indexes_in_place_without_cutting_the
     assert recovered.read(5, 1).read_bytes() == stored[2]
     recovered.close()
     assert index.stat().st_size < preallocated  # trimmed to its entries on close, as always
+
+
+def test_a_lazily_opened_log_nobody_used_closes_without_touching_its_segment_files(
+    log_dir: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+):
+    _, end = cleanly_closed_log(log_dir, clock)
+    before = {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in log_dir.iterdir()}
+    log = reopen_clean(log_dir, clock, end)
+    with files_opened(monkeypatch) as opened:
+        log.flush()
+        log.close()
+    assert [name for name in opened if name.endswith(SEGMENT_SUFFIXES)] == []
+    assert {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in log_dir.iterdir()} == before
