@@ -333,7 +333,7 @@ _DEFINITIONS = (
         "num.recovery.threads.per.data.dir",
         INT,
         2,
-        "Threads per log dir that flush and close logs at shutdown.",
+        "Threads per log dir that load logs at start-up and flush and close them at shutdown.",
         at_least(1),
     ),
     _p("message.max.bytes", INT, 1048588, "Largest record batch the broker accepts.", at_least(0)),

@@ -67,6 +67,10 @@ class CheckpointFile(Generic[T]):
             return []
         except (OSError, UnicodeDecodeError) as exc:
             raise CorruptCheckpointError(self.path, str(exc)) from exc
+        return self.parse(text)
+
+    def parse(self, text: str) -> list[T]:
+        """The entries of the file's ``text`` (read by the caller); raises as ``read`` does."""
         lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()

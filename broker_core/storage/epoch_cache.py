@@ -45,6 +45,17 @@ from broker_core.storage.fs import fsync_directory, fsync_file
 
 logger = logging.getLogger(__name__)
 
+def _as_path(directory: Path | str) -> Path:
+    # Path(path) parses again: thousands of partitions open at start-up.
+    return directory if isinstance(directory, Path) else Path(directory)
+
+
+class _Unread:
+    """The checkpoint was not read beforehand."""
+
+
+_UNREAD = _Unread()
+
 UNDEFINED_EPOCH = -1
 UNDEFINED_EPOCH_OFFSET = -1
 
@@ -85,7 +96,10 @@ def _strict_int(text: str) -> int:
 
 def read_checkpoint(path: Path) -> list[EpochEntry]:
     """Parse a checkpoint file; a missing or empty file holds no entries."""
-    if path.exists() and path.stat().st_size == 0:
+    try:
+        if path.stat().st_size == 0:
+            return []
+    except FileNotFoundError:
         return []
     return _checkpoint(path).read()
 
@@ -99,13 +113,18 @@ def write_checkpoint(path: Path, entries: list[EpochEntry], *, sync: bool = True
 class LeaderEpochFileCache:
     """The epoch entries of one partition, persisted on every change."""
 
-    def __init__(self, partition_dir: Path) -> None:
-        self._path = Path(partition_dir) / LEADER_EPOCH_CHECKPOINT
+    def __init__(self, partition_dir: Path, *, checkpoint_text: str | None | _Unread = _UNREAD) -> None:
+        """Read the partition's checkpoint, or parse ``checkpoint_text`` read already (None: no file)."""
+        self._path = _as_path(partition_dir) / LEADER_EPOCH_CHECKPOINT
         self._entries: list[EpochEntry] = []
         # Written since the last fsync, or not written at all (see ``sync``).
         self._unsynced = False
         self._unwritten = False
-        for entry in read_checkpoint(self._path):
+        if checkpoint_text is _UNREAD:
+            entries = read_checkpoint(self._path)
+        else:
+            entries = [] if not checkpoint_text else _checkpoint(self._path).parse(checkpoint_text)
+        for entry in entries:
             self._assign(entry)
 
     @property

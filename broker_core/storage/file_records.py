@@ -72,6 +72,11 @@ class FileRecords:
         """Drop the descriptor (a slice still holding the file keeps it open until sent)."""
         self._file = None
 
+    def release(self) -> None:
+        """Drop the descriptor and its place in the cache; the next use reopens the file."""
+        self._open_files.forget(self)
+        self._file = None
+
     @property
     def path(self) -> Path:
         return self._path

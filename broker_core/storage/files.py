@@ -106,26 +106,60 @@ def parse_segment_file_name(name: str) -> SegmentFileName | None:
     return SegmentFileName(int(digits), kind, state)
 
 
-@dataclass(frozen=True, slots=True)
 class SegmentPaths:
-    """The files of one segment in one state."""
+    """The files of one segment in one state.
 
-    log: Path
-    index: Path
-    time_index: Path
-    txn_index: Path
+    Each path is made on first use: a broker opening thousands of logs
+    would otherwise build four paths per segment that it mostly never needs.
+    """
+
+    __slots__ = ("_directory", "_base_offset", "_state", "_made")
+
+    def __init__(self, directory: Path, base_offset: int, state: FileState = FileState.LIVE) -> None:
+        if base_offset < 0:
+            raise ValueError(f"a segment base offset cannot be negative: {base_offset}")
+        self._directory = directory
+        self._base_offset = base_offset
+        self._state = state
+        self._made: dict[FileKind, Path] = {}
+
+    def _path(self, kind: FileKind) -> Path:
+        path = self._made.get(kind)
+        if path is None:
+            path = self._made[kind] = self._directory / segment_file_name(self._base_offset, kind, self._state)
+        return path
+
+    @property
+    def log(self) -> Path:
+        return self._path(FileKind.LOG)
+
+    @property
+    def index(self) -> Path:
+        return self._path(FileKind.INDEX)
+
+    @property
+    def time_index(self) -> Path:
+        return self._path(FileKind.TIME_INDEX)
+
+    @property
+    def txn_index(self) -> Path:
+        return self._path(FileKind.TXN_INDEX)
 
     def all(self) -> tuple[Path, ...]:
         return (self.log, self.index, self.time_index, self.txn_index)
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SegmentPaths) and other.all() == self.all()
+
+    def __hash__(self) -> int:
+        return hash(self.all())
+
+    def __repr__(self) -> str:
+        return f"SegmentPaths({self.log})"
+
 
 def segment_paths(directory: Path, base_offset: int, state: FileState = FileState.LIVE) -> SegmentPaths:
-    return SegmentPaths(
-        log=directory / segment_file_name(base_offset, FileKind.LOG, state),
-        index=directory / segment_file_name(base_offset, FileKind.INDEX, state),
-        time_index=directory / segment_file_name(base_offset, FileKind.TIME_INDEX, state),
-        txn_index=directory / segment_file_name(base_offset, FileKind.TXN_INDEX, state),
-    )
+    return SegmentPaths(directory, base_offset, state)
 
 
 def with_state(path: Path, state: FileState) -> Path:

@@ -97,10 +97,13 @@ class IndexFile:
         self._dirty = False
         # Packed entries counted in ``_entries`` but not written yet: the last ones.
         self._pending = bytearray()
-        self._exists = path.exists()
-        self._length = 0
+        try:
+            self._length = os.stat(path).st_size  # one call answers both: whether it exists, and its size
+            self._exists = True
+        except FileNotFoundError:
+            self._length = 0
+            self._exists = False
         if self._exists:
-            self._length = path.stat().st_size
             self._entries = self._count_entries()
 
     # ----------------------------------------------------------------- state

@@ -11,15 +11,25 @@ Loading runs before the log serves anything, in this order:
    offsets from the swap's base up to its next offset) are removed and the
    swap file takes its live name; its indexes are rebuilt. Index files without
    a ``.log`` are removed.
-2. Every ``.log`` is opened as a segment.
-3. Segments that may hold unflushed data are recovered: after a clean
-   shutdown none; otherwise the segment holding the recovery point and every
-   later one. Recovery re-validates batch by batch (CRC for batches at or
-   above the recovery point), requires offsets to strictly increase across
-   batches and segments, truncates at the first batch failing that, deletes
-   every later segment, and rebuilds the indexes.
-4. Other segments are trusted: their indexes are checked against the log and
-   rebuilt (without CRC work) when they do not fit.
+2. Every ``.log`` is opened as a segment. The directory is listed once for
+   all of this (and for step 5): which files exist is read from that listing.
+3. After a clean shutdown nothing is read (Kafka's lazy segments): each
+   segment opens its indexes, checks them against the log and reads its end
+   and largest timestamp on first use, and the log end offset is the
+   recovery point the shutdown checkpointed after its final flush. Only a
+   segment whose index files are missing has them rebuilt now, and the last
+   segment is read when the checkpoint names no usable end for it.
+4. Otherwise segments that may hold unflushed data are recovered: the
+   segment holding the recovery point and every later one. Recovery
+   re-validates batch by batch (CRC for batches at or above the recovery
+   point), requires offsets to strictly increase across batches and
+   segments, truncates at the first batch failing that, deletes every later
+   segment, and rebuilds the indexes. Earlier segments are trusted: their
+   indexes are checked against the log and rebuilt (without CRC work) when
+   they do not fit.
+5. The small files the partition's producer state and leader-epoch cache
+   start from are read (``partition_files``), so that opening the partition
+   later reads none.
 
 Aborted-transaction indexes are checked for every segment before that: a
 torn last entry is cut off; a file with an entry that does not parse is
@@ -39,16 +49,19 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from broker_core.storage.batch_reader import BatchReader
-from broker_core.storage.cleaner.swap import recover_swap
+from broker_core.storage.cleaner.segment_cleaner import SCRATCH_DIR
+from broker_core.storage.cleaner.swap import SWAP_RANGE_FILE, recover_swap
 from broker_core.storage.config import LogConfig
 from broker_core.storage.errors import CorruptIndexError, LogDirError
 from broker_core.storage.files import FileKind, FileState, SegmentFileName, parse_segment_file_name, segment_paths
 from broker_core.storage.open_files import OpenFileCache
+from broker_core.storage.partition_files import PartitionFiles, read_partition_files
+from broker_core.storage.recovered_batches import RecoveredBatches
 from broker_core.storage.segment import LogSegment
 from broker_core.storage.segments import LogSegments
 from broker_core.storage.txn_index import CorruptTxnIndexError
@@ -70,9 +83,15 @@ class LoadedLog:
     next_offset: int
     truncated_bytes: int = 0
     recovered_segments: int = 0
+    # Base offsets of the segments re-validated.
+    recovered: set[int] = field(default_factory=set)
+    # What that re-validation kept for the partition (``recovered_batches``; None after a clean shutdown).
+    recovered_batches: RecoveredBatches | None = None
     txn_index_lost_from: int | None = None
     # Files were removed or cut: the directory is fsynced with the next flush.
     directory_changed: bool = False
+    # What the partition's producer state and epoch cache start from, read here (``partition_files``).
+    partition_files: PartitionFiles | None = None
 
 
 def load_log(
@@ -80,7 +99,7 @@ def load_log(
     config: LogConfig,
     *,
     clock: Callable[[], int],
-    recovery_point: int = 0,
+    recovery_point: int | None = 0,
     log_start_offset: int | None = None,
     had_clean_shutdown: bool = False,
     open_files: OpenFileCache | None = None,
@@ -91,45 +110,59 @@ def load_log(
 
     Raises ``LogDirError`` when the directory or a file in it cannot be used.
     """
-    _ensure_directory(directory)
+    names = _list_or_create(directory)
     try:
         # A log opened without the broker's cache (tools, tests) gets one of its own: unbounded, freed with it.
         open_files = open_files if open_files is not None else OpenFileCache()
-        return _load(directory, config, clock, recovery_point, log_start_offset, had_clean_shutdown, open_files)
+        return _load(directory, names, config, clock, recovery_point, log_start_offset, had_clean_shutdown, open_files)
     except OSError as exc:
         raise LogDirError(directory, f"cannot load the log: {exc}") from exc
 
 
 def _load(
     directory: Path,
+    names: list[str],
     config: LogConfig,
     clock: Callable[[], int],
-    recovery_point: int,
+    recovery_point: int | None,
     log_start_offset: int | None,
     had_clean_shutdown: bool,
     open_files: OpenFileCache,
 ) -> LoadedLog:
     now_ms = clock()
-    compaction_swap_settled = recover_swap(directory)
-    _settle_leftovers(directory)
+    compaction_swap_settled = False
+    if SWAP_RANGE_FILE in names or SCRATCH_DIR in names:
+        compaction_swap_settled = recover_swap(directory)
+        names = os.listdir(directory)
+    parsed_names = _segment_files(names)
+    if _settle_leftovers(directory, parsed_names):
+        names = os.listdir(directory)
+        parsed_names = _segment_files(names)
+    present = _live_segment_files(parsed_names)
     segments = LogSegments()
-    for base_offset in _live_log_bases(directory):
-        segments.add(_open_segment(directory, base_offset, config, now_ms, open_files))
+    for base_offset in sorted(b for b, kinds in present.items() if FileKind.LOG in kinds):
+        segments.add(_open_segment(
+            directory, base_offset, config, now_ms, open_files, present=present[base_offset], lazy=had_clean_shutdown,
+        ))
 
     loaded = LoadedLog(segments, open_files, 0, 0, 0)
     for segment in segments:
-        _check_txn_index(segment, loaded)
+        if FileKind.TXN_INDEX in present[segment.base_offset]:
+            _check_txn_index(segment, loaded)
     if len(segments) == 0:
         start = log_start_offset if log_start_offset is not None else 0
         segments.add(_open_segment(directory, start, config, now_ms, open_files))
+    elif had_clean_shutdown:
+        _open_cleanly_closed(segments, recovery_point)
     else:
-        _recover_segments(segments, loaded, recovery_point, had_clean_shutdown)
+        _recover_segments(segments, loaded, recovery_point or 0)
 
     first, last = _ends(segments)
     next_offset = last.next_offset
     start = first.base_offset if log_start_offset is None else max(log_start_offset, first.base_offset)
     if start > next_offset:
         # Nothing below the log start offset is visible; begin afresh there.
+        loaded.recovered_batches = None
         for segment in segments:
             segments.remove(segment.base_offset)
             segment.delete_files()
@@ -138,39 +171,73 @@ def _load(
         first, last = _ends(segments)
 
     for segment in segments:
-        if segment is not last:
+        # A lazy segment's indexes are as its last close left them (trimmed, with the final time entry).
+        if segment is not last and segment.indexes_opened:
             segment.on_become_inactive()
             segment.release_indexes()
     last.activate()
-    last.refresh_max_timestamp()
+    if not had_clean_shutdown and last.base_offset not in loaded.recovered:
+        last.refresh_max_timestamp()  # recovery computed it exactly; loading took the time index's word
     loaded.directory_changed = loaded.recovered_segments > 0 or compaction_swap_settled
 
     loaded.log_start_offset = start
     loaded.next_offset = next_offset
-    loaded.recovery_point = next_offset if had_clean_shutdown else max(start, min(recovery_point, next_offset))
+    loaded.recovery_point = (
+        next_offset if had_clean_shutdown else max(start, min(recovery_point or 0, next_offset))
+    )
+    kept = loaded.recovered_batches
+    loaded.partition_files = read_partition_files(
+        directory, frozenset(names), start, next_offset, kept if kept is not None and kept.usable else None
+    )
     if loaded.recovered_segments:
         _log.info("%s: re-validated %d of %d segment(s), from the one holding recovery point %d",
-                  directory.name, loaded.recovered_segments, len(segments), recovery_point)
+                  directory.name, loaded.recovered_segments, len(segments), recovery_point or 0)
     return loaded
 
 
-def _recover_segments(
-    segments: LogSegments,
-    loaded: LoadedLog,
-    recovery_point: int,
-    had_clean_shutdown: bool,
-) -> None:
-    recover_from = None
-    if not had_clean_shutdown:
-        floor = segments.floor(recovery_point) or segments.first
-        recover_from = floor.base_offset if floor is not None else None
+def _open_cleanly_closed(segments: LogSegments, recovery_point: int | None) -> None:
+    """Trust a cleanly shut down log without reading it (its segments are lazy).
+
+    The shutdown flushed every log before writing the recovery-point
+    checkpoint and then the marker, so the checkpoint holds each log's end
+    offset: the last segment's next offset. Only a segment whose index files
+    are missing is read (its indexes are rebuilt), and the last one when the
+    checkpoint does not name its log or names an offset it cannot end at.
+    """
+    last = segments.last
+    for segment in segments:
+        if segment.needs_index_rebuild:
+            _load_trusted(segment, None)
+    if last is None or last.indexes_opened:
+        return
+    if last.is_empty:
+        last.trust_next_offset(last.base_offset)
+    elif recovery_point is not None and last.can_hold_offset(recovery_point - 1) and recovery_point > last.base_offset:
+        last.trust_next_offset(recovery_point)
+    else:
+        _log.warning("%s: no usable recovery point for the log end (%s); reading the last segment",
+                     last.log_path.parent.name, recovery_point)
+        _load_trusted(last, None)
+
+
+def _recover_segments(segments: LogSegments, loaded: LoadedLog, recovery_point: int) -> None:
+    """After a crash: trust what is below the recovery point, re-validate the rest (module docstring)."""
+    floor = segments.floor(recovery_point) or segments.first
+    recover_from = floor.base_offset if floor is not None else None
+    if recover_from is not None:
+        loaded.recovered_batches = RecoveredBatches(recover_from, recovery_point)
     previous_next: int | None = None
     ordered = list(segments)
     for i, segment in enumerate(ordered):
         overlaps = previous_next is not None and segment.base_offset < previous_next
         if recover_from is not None and segment.base_offset >= recover_from or overlaps:
-            truncated = segment.recover(crc_from_offset=recovery_point, min_base_offset=previous_next)
+            # Only segments from recover_from on are walked end to end, without gaps.
+            kept = loaded.recovered_batches if recover_from is not None and segment.base_offset >= recover_from else None
+            truncated = segment.recover(
+                crc_from_offset=recovery_point, min_base_offset=previous_next, on_batch=kept.keep if kept else None
+            )
             loaded.recovered_segments += 1
+            loaded.recovered.add(segment.base_offset)
             if truncated:
                 _log.warning(
                     "truncated %d bytes of torn or corrupt data from %s at offset %d",
@@ -221,7 +288,8 @@ def _load_trusted(segment: LogSegment, previous_next: int | None) -> None:
 
 
 def _open_segment(
-    directory: Path, base_offset: int, config: LogConfig, now_ms: int, open_files: OpenFileCache
+    directory: Path, base_offset: int, config: LogConfig, now_ms: int, open_files: OpenFileCache, *,
+    present: frozenset[FileKind] | None = None, lazy: bool = False,
 ) -> LogSegment:
     return LogSegment(
         directory,
@@ -230,24 +298,35 @@ def _open_segment(
         max_index_size=config.segment_index_bytes,
         created_ms=now_ms,
         open_files=open_files,
+        present=present,
+        lazy=lazy,
     )
 
 
-def _ensure_directory(directory: Path) -> None:
+def _list_or_create(directory: Path) -> list[str]:
+    """The names in ``directory``, created (empty) when missing; ``LogDirError`` when it cannot serve."""
     try:
-        directory.mkdir(parents=False, exist_ok=True)
-    except FileExistsError:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        names = []
+        try:
+            directory.mkdir(parents=False)
+        except FileExistsError:
+            raise LogDirError(directory, "exists and is not a directory") from None
+        except OSError as exc:
+            raise LogDirError(directory, f"cannot be created: {exc.strerror}") from exc
+    except NotADirectoryError:
         raise LogDirError(directory, "exists and is not a directory") from None
     except OSError as exc:
-        raise LogDirError(directory, f"cannot be created: {exc.strerror}") from exc
-    if not directory.is_dir():
-        raise LogDirError(directory, "exists and is not a directory")
+        raise LogDirError(directory, f"cannot be listed: {exc.strerror}") from exc
     if not os.access(directory, os.W_OK | os.X_OK):
         raise LogDirError(directory, "is not writable")
+    return names
 
 
-def _settle_leftovers(directory: Path) -> None:
-    parsed_names = _segment_files(directory)
+def _settle_leftovers(directory: Path, parsed_names: list[tuple[str, SegmentFileName]]) -> bool:
+    """Finish what a crash left among the segment files; return whether any file changed."""
+    changed = False
     if any(p.state is not FileState.LIVE for _, p in parsed_names):
         for name, parsed in parsed_names:
             if parsed.state in (FileState.DELETED, FileState.CLEANED):
@@ -255,24 +334,37 @@ def _settle_leftovers(directory: Path) -> None:
         for _, parsed in parsed_names:
             if parsed.state is FileState.SWAP and parsed.kind is FileKind.LOG:
                 _complete_swap(directory, parsed.base_offset)
-        parsed_names = _segment_files(directory)
+        parsed_names = _segment_files(os.listdir(directory))
+        changed = True
     live_logs = {p.base_offset for _, p in parsed_names if p.state is FileState.LIVE and p.kind is FileKind.LOG}
     for name, parsed in parsed_names:
         if parsed.state is FileState.SWAP:
             # Index files of a swap: rebuilt from the log once it is live.
             (directory / name).unlink(missing_ok=True)
+            changed = True
         elif parsed.state is FileState.LIVE and parsed.kind is not FileKind.LOG and parsed.base_offset not in live_logs:
             (directory / name).unlink(missing_ok=True)
+            changed = True
+    return changed
 
 
-def _segment_files(directory: Path) -> list[tuple[str, SegmentFileName]]:
-    """``(name, parsed name)`` of every segment file in the directory, by name (one listing)."""
+def _segment_files(names: list[str]) -> list[tuple[str, SegmentFileName]]:
+    """``(name, parsed name)`` of every segment file among ``names`` (one directory listing), by name."""
     found = []
-    for name in sorted(os.listdir(directory)):
+    for name in sorted(names):
         parsed = parse_segment_file_name(name)
         if parsed is not None:
             found.append((name, parsed))
     return found
+
+
+def _live_segment_files(parsed_names: list[tuple[str, SegmentFileName]]) -> dict[int, frozenset[FileKind]]:
+    """The live files of each segment, by base offset."""
+    kinds: dict[int, set[FileKind]] = {}
+    for _, parsed in parsed_names:
+        if parsed.state is FileState.LIVE:
+            kinds.setdefault(parsed.base_offset, set()).add(parsed.kind)
+    return {base: frozenset(found) for base, found in kinds.items()}
 
 
 def _complete_swap(directory: Path, base_offset: int) -> None:

@@ -54,6 +54,7 @@ from broker_core.storage.log_dir_failures import LogDirFailureChannel, reports_i
 from broker_core.storage.log_flusher import LogFlusher, PendingFlush
 from broker_core.storage.log_validator import AppendInfo, ValidatedAppend, validate_append
 from broker_core.storage.open_files import OpenFileCache
+from broker_core.storage.partition_files import PartitionFiles
 from broker_core.storage.pending_deletes import PendingDeletes
 from broker_core.storage.retention import RetentionPolicy, deletable_prefix, retention_target
 from broker_core.storage.segment import LogSegment, SegmentInfo
@@ -80,6 +81,7 @@ class LocalLog:
         if loaded.directory_changed:
             self._flusher.mark_directory_dirty()
         self._txn_index_lost_from = loaded.txn_index_lost_from
+        self._partition_files = loaded.partition_files
         self._pending = PendingDeletes()
         self._closed = False
         self.topic_partition: TopicPartition | None = parse_partition_dir_name(directory.name)
@@ -88,14 +90,17 @@ class LocalLog:
 
     @classmethod
     def open(
-        cls, directory: Path, config: LogConfig, *, clock: Clock, recovery_point: int = 0,
+        cls, directory: Path, config: LogConfig, *, clock: Clock, recovery_point: int | None = 0,
         log_start_offset: int | None = None, had_clean_shutdown: bool = False,
         open_files: OpenFileCache | None = None,
     ) -> LocalLog:
         """Open (or create) the log in ``directory``, recovering what a crash left.
 
-        ``recovery_point`` is the offset below which data is known flushed;
-        ``had_clean_shutdown`` skips re-validation entirely.
+        ``recovery_point`` is the offset below which data is known flushed
+        (None: not checkpointed); ``had_clean_shutdown`` skips re-validation
+        entirely and opens the segments lazily (see the loader): the recovery
+        point is then the one checkpointed after the log's last flush, its
+        log end offset.
         """
         loaded = load_log(
             directory, config, clock=clock, recovery_point=recovery_point,
@@ -317,6 +322,12 @@ class LocalLog:
         """
         self._check_open()
         return sum(segment.txn_index.truncate_to(offset) for segment in self._segments.from_offset(offset))
+
+    def take_partition_files(self) -> PartitionFiles | None:
+        """What loading read for the partition's producer state and epoch cache, once (None afterwards;
+        see ``partition_files``)."""
+        files, self._partition_files = self._partition_files, None
+        return files
 
     def forget_lost_txn_index(self) -> None:
         """Note that the entries of a discarded aborted-transaction index were rebuilt."""
@@ -579,6 +590,11 @@ class LocalLog:
             self._flusher.complete(pending)
 
     # ------------------------------------------------------------ lifecycle
+
+    def release_files(self) -> None:
+        """Give every descriptor back to the open-file cache; the files reopen on their next use."""
+        for segment in self._segments:
+            segment.release_files()
 
     def close(self) -> None:
         """Trim indexes, close every file and finish pending deletions."""

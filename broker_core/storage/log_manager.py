@@ -3,18 +3,22 @@
 On start the manager opens each log dir (creating missing ones), reads its
 checkpoints, removes partition directories whose deletion was scheduled
 before a restart, and opens every ``<topic>-<partition>`` directory as a
-``LocalLog``. A ``.kafka_cleanshutdown`` marker in a log dir means the previous
-shutdown flushed and closed everything there, so its logs skip recovery;
-the marker is removed once loading is done, so that a crash from then on is
-seen as unclean.
+``LocalLog``, on ``recovery_threads_per_dir`` threads per dir as Kafka does
+(file I/O releases the GIL; each job gives back the descriptors its log
+opened, so that recovering thousands of logs stays within the open-file
+cap). A ``.kafka_cleanshutdown`` marker in a log dir means the previous
+shutdown flushed and closed everything there and then checkpointed each
+log's end as its recovery point, so its logs open lazily, reading no segment
+(see ``loader``); the marker is removed once loading is done, so that a
+crash from then on is seen as unclean.
 
 Per log dir, ``recovery-point-offset-checkpoint`` and
 ``log-start-offset-checkpoint`` record every log's flushed offset and log
 start offset; they are rewritten by ``checkpoint()`` (to be scheduled by the
 broker) and once per dir on ``shutdown()``.
 
-``shutdown()`` closes the logs of each dir on ``recovery_threads_per_dir``
-threads of its own (``num.recovery.threads.per.data.dir``, as Kafka does):
+``shutdown()`` closes the logs of each dir on the same number of threads
+(``num.recovery.threads.per.data.dir``, as Kafka does):
 each job snapshots one log's producer state, fsyncs what it holds above its
 recovery point (nothing, when it took no data since its last flush) and
 closes it. A dir whose every job completed gets its checkpoints and then its
@@ -28,7 +32,8 @@ written there again until the broker restarts. A log dir unusable at start
 is offline from the start, unless every log dir is.
 
 Concurrency: like ``LocalLog``, the manager is used from one thread; only
-``shutdown()`` runs jobs on other threads, one log per job (see ``log_dir_jobs``).
+loading and ``shutdown()`` run jobs on other threads, one log per job (see
+``log_dir_jobs``), and the manager waits for them.
 """
 
 from __future__ import annotations
@@ -94,7 +99,7 @@ class LogManager:
         ``unique_id`` names directories of deleted partitions;
         ``max_open_files`` bounds the descriptors of all segment files
         together (``log.max.open.files``; None: no bound);
-        ``recovery_threads_per_dir`` is how many logs of one dir close at once.
+        ``recovery_threads_per_dir`` is how many logs of one dir load, and close, at once.
         Raises ``LogDirError`` when no log dir is a usable directory or a
         partition is present in two log dirs, ``CorruptCheckpointError`` for
         an unparsable checkpoint file.
@@ -131,10 +136,15 @@ class LogManager:
             raise unusable[0]
         for exc in unusable:
             self.failures.report(exc.path, exc)
-        for log_dir in self._live_dirs():
-            self._load_log_dir(log_dir)
-        for log_dir in self._live_dirs():
+        live = self._live_dirs()
+        self._clean_shutdown = {d: (d / CLEAN_SHUTDOWN_FILE).exists() for d in live}
+        self._recovery_points = {d: OffsetCheckpointFile(d / RECOVERY_POINT_CHECKPOINT).read() for d in live}
+        self._log_starts = {d: OffsetCheckpointFile(d / LOG_START_OFFSET_CHECKPOINT).read() for d in live}
+        self._load_logs()
+        for log_dir in live:
             (log_dir / CLEAN_SHUTDOWN_FILE).unlink(missing_ok=True)
+        # Only needed while loading.
+        del self._clean_shutdown, self._recovery_points, self._log_starts
         # How far each archiving topic's partitions are in their Delta archive (bounds retention).
         self.archive_offsets = ArchiveCheckpoints(self._live_dirs())
 
@@ -151,10 +161,33 @@ class LogManager:
         if not os.access(log_dir, os.W_OK | os.X_OK):
             raise LogDirError(log_dir, "is not writable")
 
-    def _load_log_dir(self, log_dir: Path) -> None:
-        clean = (log_dir / CLEAN_SHUTDOWN_FILE).exists()
-        recovery_points = OffsetCheckpointFile(log_dir / RECOVERY_POINT_CHECKPOINT).read()
-        log_starts = OffsetCheckpointFile(log_dir / LOG_START_OFFSET_CHECKPOINT).read()
+    def _load_logs(self) -> None:
+        """Open every log of every live dir, on ``recovery_threads_per_dir`` threads per dir (module docstring)."""
+        found = {log_dir: self._partition_dirs(log_dir) for log_dir in self._live_dirs()}
+        opened: dict[Path, LocalLog] = {}
+        # Once per topic, not per partition: a topic's config is merged from the broker's and its overrides.
+        configs = {tp.topic: None for dirs in found.values() for _, tp in dirs}
+        configs = {topic: self._config_for(topic) for topic in configs}
+        jobs = {log_dir: [self._load_job(log_dir, path, tp, configs[tp.topic], opened) for path, tp in dirs]
+                for log_dir, dirs in found.items()}
+        # Jobs of several threads share the open-file cache: each gives back what its log opened (recovery).
+        self.open_files.stop_evicting()
+        try:
+            errors = run_per_log_dir(jobs, self._recovery_threads)
+        finally:
+            self.open_files.resume_evicting()
+        for dir_errors in errors.values():
+            if dir_errors:
+                raise dir_errors[0]
+        for dirs in found.values():
+            for path, tp in dirs:
+                if tp in self._logs:
+                    raise LogDirError(path, f"partition {tp} is also in {self._logs[tp].directory.parent}")
+                self._add(tp, self._watched(opened[path]))
+
+    def _partition_dirs(self, log_dir: Path) -> list[tuple[Path, TopicPartition]]:
+        """The ``<topic>-<partition>`` directories of ``log_dir``; leftovers of deleted partitions are removed."""
+        found = []
         for entry in sorted(os.scandir(log_dir), key=lambda e: e.name):
             if not entry.is_dir(follow_symlinks=False):
                 continue
@@ -169,19 +202,26 @@ class LogManager:
             if tp is None:
                 _log.warning("ignoring %s: not a <topic>-<partition> directory", entry.path)
                 continue
-            if tp in self._logs:
-                raise LogDirError(
-                    Path(entry.path), f"partition {tp} is also in {self._logs[tp].directory.parent}"
-                )
-            self._add(tp, self._watched(LocalLog.open(
-                Path(entry.path),
-                self._config_for(tp.topic),
-                clock=self._clock,
-                recovery_point=recovery_points.get(tp, 0),
-                log_start_offset=log_starts.get(tp),
-                had_clean_shutdown=clean,
-                open_files=self.open_files,
-            )))
+            found.append((Path(entry.path), tp))
+        return found
+
+    def _load_job(
+        self, log_dir: Path, path: Path, tp: TopicPartition, config: LogConfig, opened: dict[Path, LocalLog]
+    ) -> Job:
+        clean = self._clean_shutdown[log_dir]
+        recovery_point = self._recovery_points[log_dir].get(tp)
+        log_start = self._log_starts[log_dir].get(tp)
+
+        def load() -> None:
+            log = LocalLog.open(
+                path, config, clock=self._clock, recovery_point=recovery_point,
+                log_start_offset=log_start, had_clean_shutdown=clean, open_files=self.open_files,
+            )
+            # What recovery opened goes back to the cache now: thousands of logs recovered at once
+            # would otherwise hold their descriptors until the cache may evict again.
+            log.release_files()
+            opened[path] = log
+        return load
 
     def _add(self, tp: TopicPartition, log: LocalLog) -> None:
         self._logs[tp] = log
@@ -423,7 +463,10 @@ class LogManager:
                 _log.error("%d logs of %s did not close cleanly (first: %r); they are recovered on the next start",
                            len(errors[log_dir]), log_dir, errors[log_dir][0])
                 continue
-            # A dir that failed meanwhile is not live and gets no marker: its logs are recovered on the next start.
+            # A dir that failed meanwhile (its checkpoints too, perhaps) gets no marker: a clean start takes
+            # each log's end from the recovery-point checkpoint, so the marker vouches for it.
+            if self.failures.is_offline(log_dir):
+                continue
             try:
                 write_atomically(log_dir / CLEAN_SHUTDOWN_FILE, b"")
             except OSError as exc:

@@ -91,6 +91,12 @@ class OpenFileCache:
         """
         self._lock = threading.Lock()
 
+    def resume_evicting(self) -> None:
+        """Back to one thread: evict again, down to the capacity now."""
+        self._lock = None
+        if self._capacity is not None and self._open > self._capacity:
+            self._evict(-1)
+
     def touch(self, holder: FileHolder, descriptors: int) -> None:
         """``holder`` is in use and holds ``descriptors`` open; close others while over capacity."""
         if self._lock is not None:

@@ -14,6 +14,13 @@ offset, the largest batch timestamp and when the first batch arrived, for
 ``segment.ms``). Only the writer mutates a segment; reads use ``pread`` on the
 same file and see every completed append.
 
+Lazy segments: a log opened after a clean shutdown makes its segments lazy
+(Kafka's ``LazyIndex``): opening one reads nothing, and its indexes, its
+next offset, largest timestamp and first batch's timestamp are read on first
+use, when the indexes are also checked against the log (``load``) and
+rebuilt if they do not fit. A lazy segment nobody used is closed without
+touching its files.
+
 Crash behaviour: the ``.log`` is the truth. Appends write the bytes first and
 index them afterwards; ``recover`` re-validates batches from the start of the
 segment and rebuilds both indexes, truncating at the first batch that is torn,
@@ -25,13 +32,15 @@ what its producer-state replay finds.
 
 from __future__ import annotations
 
+import functools
+import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterator, Sequence, TypeVar
+from typing import BinaryIO, Callable, Iterator, Sequence, TypeVar
 
 from broker_core.storage.errors import CorruptIndexError
 from broker_core.storage.file_records import RECOVERY_WINDOW, FileRecords, SegmentRead
-from broker_core.storage.files import FileState, SegmentPaths, segment_paths
+from broker_core.storage.files import FileKind, FileState, SegmentPaths, segment_paths
 from broker_core.storage.offset_index import OffsetIndex
 from broker_core.storage.open_files import OpenFileCache
 from broker_core.storage.time_index import TimeIndex, TimestampOffset
@@ -40,6 +49,15 @@ from spate.records.batch import HEADER_SIZE, NO_TIMESTAMP, BatchHeader
 from spate.records.errors import CorruptRecordError
 
 INT32_MAX = (1 << 31) - 1
+
+_NO_CRC = (1 << 63) - 1
+
+_logger = logging.getLogger(__name__)
+
+# What a lazy segment fills in on first use.
+_LAZY_STATE = frozenset(
+    {"offset_index", "time_index", "_next_offset", "_max_timestamp", "_offset_of_max_timestamp", "_roll_base_ms"}
+)
 
 _Index = TypeVar("_Index", OffsetIndex, TimeIndex)
 
@@ -67,39 +85,93 @@ class LogSegment:
         max_index_size: int,
         created_ms: int,
         open_files: OpenFileCache | None = None,
+        present: frozenset[FileKind] | None = None,
+        lazy: bool = False,
     ) -> None:
         """Open (creating when absent) the segment's files; index files are created on first use.
 
         Descriptors are taken on first use and given back when
         ``open_files`` needs room; only a new segment's ``.log`` starts open.
 
+        ``present`` names the segment's files a directory listing found (None:
+        look on disk). A ``lazy`` segment (a log loaded after a clean shutdown,
+        as Kafka's ``LazyIndex``) opens its indexes, and reads its next offset,
+        largest timestamp and first batch's timestamp, only when first asked;
+        the loader sets the last segment's next offset from the recovery point.
+
         Index files that cannot even be opened (not a whole number of entries)
         are replaced by empty ones and ``needs_index_rebuild`` is set; call
-        ``load`` or ``recover`` before using the segment.
+        ``load`` or ``recover`` before using the segment (a lazy segment
+        rebuilds them itself when it opens them).
         """
         self.base_offset = base_offset
         self._directory = directory
         self._state = FileState.LIVE
         self._paths = segment_paths(directory, base_offset)
         self._index_interval = index_interval_bytes
+        self._max_index_size = max_index_size
         self._created_ms = created_ms
         # One cache for the segment's files when none is given (tools, tests): unbounded, and freed with it.
         self._open_files = open_files = open_files if open_files is not None else OpenFileCache()
         self._log = FileRecords(self._paths.log, open_files)
+        if present is None:
+            indexes_found = self._paths.index.exists() and self._paths.time_index.exists()
+        else:
+            indexes_found = FileKind.INDEX in present and FileKind.TIME_INDEX in present
         # A non-empty log without its index files needs them rebuilt.
-        self.needs_index_rebuild = self._log.size > 0 and not (
-            self._paths.index.exists() and self._paths.time_index.exists()
+        self.needs_index_rebuild = self._log.size > 0 and not indexes_found
+        self._active = False
+        self._bytes_since_index_entry = 0
+        self._closed = False
+        if lazy and not self.needs_index_rebuild:
+            # txn_index, offset_index, time_index, _next_offset, _max_timestamp, _offset_of_max_timestamp
+            # and _roll_base_ms are filled in on first access (``__getattr__``).
+            return
+        self.txn_index = TransactionIndex(
+            self._paths.txn_index, base_offset, exists=None if present is None else FileKind.TXN_INDEX in present
         )
-        self.offset_index = self._open_index(OffsetIndex, self._paths.index, max_index_size)
-        self.time_index = self._open_index(TimeIndex, self._paths.time_index, max_index_size)
-        self.txn_index = TransactionIndex(self._paths.txn_index, base_offset)
+        self._open_indexes()
         self._next_offset = base_offset
         self._max_timestamp = NO_TIMESTAMP
         self._offset_of_max_timestamp = -1
         # When the first batch arrived, by the broker's clock: segment.ms counts from here.
         self._roll_base_ms: int | None = None
-        self._bytes_since_index_entry = 0
-        self._closed = False
+
+    def __getattr__(self, name: str) -> object:
+        """Load a lazy segment's state on first use (only called for attributes not set yet)."""
+        if name == "txn_index":
+            # Read on first use too: only its path is made here.
+            self.txn_index = TransactionIndex(self._paths.txn_index, self.base_offset)
+            return self.txn_index
+        if name not in _LAZY_STATE:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        self._open_lazily()
+        return self.__dict__[name]
+
+    def _open_indexes(self) -> None:
+        self.offset_index = self._open_index(OffsetIndex, self._paths.index, self._max_index_size)
+        self.time_index = self._open_index(TimeIndex, self._paths.time_index, self._max_index_size)
+        if self._active:
+            self.offset_index.activate()
+            self.time_index.activate()
+
+    def _open_lazily(self) -> None:
+        """Open a lazy segment's indexes and check them against the log, as ``load`` does at start-up for
+        a log that was not shut down cleanly; rebuild them from the log when they do not fit."""
+        self._open_indexes()
+        try:
+            self.load()
+        except (CorruptIndexError, CorruptRecordError) as exc:
+            _logger.warning("rebuilding the indexes of %s on first use: %s", self._paths.log, exc)
+            self._rebuild_indexes()
+
+    def _rebuild_indexes(self) -> None:
+        """Recover a segment of a cleanly shut down log whose indexes turned out unusable (no CRC work)."""
+        self.needs_index_rebuild = False
+        active = self._active
+        self.recover(crc_from_offset=_NO_CRC)
+        if not active:
+            self.on_become_inactive()
 
     def _open_index(self, cls: type[_Index], path: Path, max_index_size: int) -> _Index:
         try:
@@ -224,11 +296,14 @@ class LogSegment:
 
     def activate(self) -> None:
         """Make the segment the log's active one: indexes preallocated for appends."""
-        self.offset_index.activate()
-        self.time_index.activate()
+        self._active = True
+        if "offset_index" in self.__dict__:  # a lazy segment activates them when it opens them
+            self.offset_index.activate()
+            self.time_index.activate()
 
     def on_become_inactive(self) -> None:
         """Record the segment's largest timestamp in the time index and trim both indexes."""
+        self._active = False
         index = self.time_index
         if self._max_timestamp > index.last_entry.timestamp and index.entries < index.max_entries:
             index.activate()
@@ -337,6 +412,11 @@ class LogSegment:
         self._roll_base_ms = self._loaded_roll_base()
         self._bytes_since_index_entry = 0
 
+    def trust_next_offset(self, next_offset: int) -> None:
+        """Take the next offset from the log's checkpoint instead of reading it (a clean shutdown's last
+        segment; see the loader)."""
+        self._next_offset = next_offset
+
     def refresh_max_timestamp(self) -> None:
         """Recompute the largest timestamp exactly, reading only the batches the
         time index does not cover (those from its last entry's batch on)."""
@@ -356,23 +436,33 @@ class LogSegment:
     def _loaded_roll_base(self) -> int | None:
         if self.size < HEADER_SIZE:
             return None
-        first_timestamp = self._log.header_at(0).max_timestamp
+        return self._roll_base_from(self._log.header_at(0).max_timestamp)
+
+    def _roll_base_from(self, first_timestamp: int | None) -> int | None:
+        """When ``segment.ms`` counts from, given the first batch's timestamp (None: no batch)."""
+        if first_timestamp is None:
+            return None
         if first_timestamp < 0:
             return self._created_ms
         return min(first_timestamp, self._created_ms)
 
-    def recover(self, *, crc_from_offset: int = 0, min_base_offset: int | None = None) -> int:
+    def recover(
+        self, *, crc_from_offset: int = 0, min_base_offset: int | None = None,
+        on_batch: Callable[[BatchHeader, Callable[[], bytes]], None] | None = None,
+    ) -> int:
         """Re-validate the batches and rebuild both indexes; return bytes truncated.
 
         Batches whose last offset is below ``crc_from_offset`` (already
         flushed) are checked for framing and order only; the rest also for
         their CRC. The segment is cut at the first batch that is torn,
         corrupt, below ``min_base_offset`` or not strictly after the previous
-        one.
+        one. ``on_batch`` sees each batch kept, with a way to read its bytes.
         """
+        # Active first: an active index is reset by zeroing its entries, not by cutting the file (an
+        # ftruncate costs up to a millisecond, per index of each of thousands of logs recovered).
+        self.activate()
         self.offset_index.reset()
         self.time_index.reset()
-        self.activate()
         self._max_timestamp = NO_TIMESTAMP
         self._offset_of_max_timestamp = -1
         self._bytes_since_index_entry = 0
@@ -381,18 +471,23 @@ class LogSegment:
         highest = self.base_offset + INT32_MAX
         reader = self._log.reader(window=RECOVERY_WINDOW)
         position = 0
+        first_timestamp: int | None = None
         while position < self.size:
             header = self._log.valid_batch_at(
                 reader, position, crc_from_offset=crc_from_offset, lowest=lowest, highest=highest
             )
             if header is None:
                 break
+            if first_timestamp is None:
+                first_timestamp = header.max_timestamp
+            if on_batch is not None:
+                on_batch(header, functools.partial(self._log.read_bytes, position, header.size))
             self._index_batch(header.base_offset, header.last_offset, header.max_timestamp, position, header.size)
             lowest = header.next_offset
             position += header.size
         truncated = self._log.truncate_to(position)
         self.txn_index.truncate_to(self._next_offset)
-        self._roll_base_ms = self._loaded_roll_base()
+        self._roll_base_ms = self._roll_base_from(first_timestamp)
         return truncated
 
     # ------------------------------------------------------------ truncation
@@ -448,25 +543,35 @@ class LogSegment:
 
     def release_indexes(self) -> None:
         """Unmap the indexes of a segment that is not being written; lookups remap."""
-        self.offset_index.release()
-        self.time_index.release()
+        if self.indexes_opened:
+            self.offset_index.release()
+            self.time_index.release()
+
+    def release_files(self) -> None:
+        """Give every descriptor of the segment back to the cache; the next use reopens them."""
+        self.release_indexes()
+        self._log.release()
+
+    @property
+    def indexes_opened(self) -> bool:
+        """Whether the index objects exist (a lazy segment's are made on first use)."""
+        return "offset_index" in self.__dict__
 
     def close(self) -> None:
         """Close the files; an active segment becomes inactive first."""
         if self._closed:
             return
-        if self._state is FileState.LIVE:
+        # A lazy segment nobody used is as its last close left it: nothing to record or trim.
+        if self._state is FileState.LIVE and self.indexes_opened:
             self.on_become_inactive()
-        self.offset_index.release()
-        self.time_index.release()
+        self.release_indexes()
         self.txn_index.close()
         self._log.close()
         self._closed = True
 
     def close_handles(self) -> None:
         """Close the files without touching them on disk."""
-        self.offset_index.release()
-        self.time_index.release()
+        self.release_indexes()
         self.txn_index.close()
         if not self._closed:
             self._log.close()

@@ -86,10 +86,12 @@ class TxnIndexOrderError(StorageError):
 class TransactionIndex:
     """The aborted transactions whose markers lie in one segment."""
 
-    def __init__(self, path: Path, base_offset: int) -> None:
+    def __init__(self, path: Path, base_offset: int, *, exists: bool | None = None) -> None:
+        """The index at ``path``, read on first use; ``exists`` False (a directory listing lacks the file)
+        means no entries without looking."""
         self._path = path
         self.base_offset = base_offset
-        self._entries: list[AbortedTxn] | None = None
+        self._entries: list[AbortedTxn] | None = None if exists is not False else []
         self._last_offsets: list[int] = []
         self._file: BinaryIO | None = None
 

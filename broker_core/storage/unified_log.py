@@ -51,7 +51,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from broker_core.storage.config import LogConfig
 from broker_core.storage.epoch_cache import LeaderEpochFileCache
@@ -60,6 +60,7 @@ from broker_core.storage.fetch_slice import FetchSlice
 from broker_core.storage.local_log import Clock, LocalLog
 from broker_core.storage.log_dir_failures import reports_io_errors
 from broker_core.storage.log_validator import ValidatedAppend, validate_append
+from broker_core.storage.partition_files import PartitionFiles
 from broker_core.storage.producer_state import (
     AppendOrigin,
     CompletedTxn,
@@ -69,9 +70,10 @@ from broker_core.storage.producer_state import (
     ProducerAppendInfo,
     ProducerStateManager,
 )
+from broker_core.storage.recovered_batches import RecoveredBatches, control_marker
 from broker_core.storage.txn_index import AbortedTxn
 from spate.records.batch import BatchHeader, iter_batches
-from spate.records.control import ControlType, build_control_batch, parse_control_record
+from spate.records.control import ControlType, build_control_batch
 from spate.records.errors import CorruptRecordError
 from spate.records.reader import decode_batch
 
@@ -107,10 +109,16 @@ class UnifiedLog:
         self._producer_state = ProducerStateManager(
             local_log.directory, clock=clock, max_producer_id_expiration_ms=producer_id_expiration_ms
         )
-        self._epoch_cache = LeaderEpochFileCache(local_log.directory)
+        # Read while the local log loaded: opening the partition reads no file (``partition_files``).
+        files = local_log.take_partition_files()
+        if files is not None and files.epoch_checkpoint_read:
+            self._epoch_cache = LeaderEpochFileCache(local_log.directory, checkpoint_text=files.epoch_checkpoint)
+        else:
+            self._epoch_cache = LeaderEpochFileCache(local_log.directory)
         local_log.add_before_flush(lambda: self._epoch_cache.sync(sync_directory=False))
-        self._restore_unflushed_epochs()
-        self._recover_producer_state()
+        recovered = files.recovered if files is not None else None
+        self._restore_unflushed_epochs(recovered)
+        self._recover_producer_state(files, recovered)
 
     def _io_failed(self, exc: OSError | LogDirError, action: str) -> LogDirError:
         return self._local._io_failed(exc, action)
@@ -399,30 +407,41 @@ class UnifiedLog:
 
     # ------------------------------------------------------------- recovery
 
-    def _restore_unflushed_epochs(self) -> None:
+    def _restore_unflushed_epochs(self, recovered: RecoveredBatches | None) -> None:
         """Epochs of the batches above the recovery point that the checkpoint lacks, as Kafka's recovery
         assigns them: its new entries are fsynced only before a flush, so a power failure may have lost
         an entry whose data survived. Only epochs above the latest cached one are added, so no entry goes."""
         local = self._local
         if local.recovery_point >= local.log_end_offset:
             return
-        for header, _ in self._batches_from(max(local.recovery_point, local.log_start_offset)):
+        start = max(local.recovery_point, local.log_start_offset)
+        if recovered is not None and recovered.recovery_point == start:
+            # The loader saw these batches: the first of each epoch's run is what can add an entry.
+            epoch_starts = recovered.epoch_starts
+        else:
+            epoch_starts = [(h.partition_leader_epoch, h.base_offset) for h, _ in self._batches_from(start)]
+        for epoch, base_offset in epoch_starts:
             latest = self._epoch_cache.latest_epoch
-            if header.partition_leader_epoch > (-1 if latest is None else latest):
-                self._epoch_cache.assign(header.partition_leader_epoch, header.base_offset, write=False)
+            if epoch > (-1 if latest is None else latest):
+                self._epoch_cache.assign(epoch, base_offset, write=False)
 
-    def _recover_producer_state(self) -> None:
+    def _recover_producer_state(self, files: PartitionFiles | None, recovered: RecoveredBatches | None) -> None:
         """Load the newest snapshot and replay the log after it (see the module docstring)."""
         local, state = self._local, self._producer_state
         start, end = local.log_start_offset, local.log_end_offset
-        replay_from = state.load(start, end)
+        replay_from = state.load(start, end, files=files)
         lost_from = local.txn_index_lost_from
         if lost_from is not None and lost_from < replay_from:
             state.forget_state(start)
             replay_from = start
         if replay_from < end:
             local.truncate_aborted_txns_from(replay_from)
-            state.rebuild_from(self._batches_from(replay_from), on_completed=self._index_if_aborted)
+            if recovered is not None and recovered.from_offset <= replay_from:
+                # What recovery kept; the other batches only move the map end, set below.
+                batches: Iterable[tuple[BatchHeader, EndTxnMarker | None]] = recovered.producer_batches
+            else:
+                batches = self._batches_from(replay_from)
+            state.rebuild_from(batches, on_completed=self._index_if_aborted)
         local.forget_lost_txn_index()
         state.update_map_end_offset(end)
 
@@ -443,12 +462,4 @@ def _marker_of(buf: bytes | bytearray | memoryview, header: BatchHeader) -> EndT
 
     Only control batches are decoded; they are rare and hold one record.
     """
-    if not header.is_control:
-        return None
-    batch = decode_batch(buf, header.position)
-    if len(batch.records) != 1:
-        raise CorruptRecordError(
-            f"control batch at offset {header.base_offset} holds {len(batch.records)} records, not 1"
-        )
-    control_type, coordinator_epoch = parse_control_record(batch.records[0])
-    return EndTxnMarker(control_type, coordinator_epoch)
+    return control_marker(buf, header, header.position) if header.is_control else None

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 from types import MappingProxyType
-from typing import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
+from broker_core.storage.files import snapshot_file_name
 from broker_core.storage.producer_state.append import ProducerAppendStaging
 from broker_core.storage.producer_state.entry import (
     AppendOrigin,
@@ -18,6 +20,7 @@ from broker_core.storage.producer_state.entry import (
 )
 from broker_core.storage.producer_state.errors import CorruptSnapshotError
 from broker_core.storage.producer_state.snapshot import (
+    decode_snapshot,
     delete_snapshot,
     read_snapshot,
     remove_temp_files,
@@ -26,6 +29,9 @@ from broker_core.storage.producer_state.snapshot import (
     write_snapshot,
 )
 from spate.records.batch import BatchHeader
+
+if TYPE_CHECKING:
+    from broker_core.storage.partition_files import PartitionFiles
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +60,8 @@ class ProducerStateManager:
     def __init__(self, partition_dir: Path, *, clock: Clock, max_producer_id_expiration_ms: int) -> None:
         if max_producer_id_expiration_ms < 0:
             raise ValueError(f"max_producer_id_expiration_ms must be >= 0, got {max_producer_id_expiration_ms}")
-        self._dir = Path(partition_dir)
+        # Path(path) parses again: thousands of partitions open at start-up.
+        self._dir = partition_dir if isinstance(partition_dir, Path) else Path(partition_dir)
         self._clock = clock
         self._expiration_ms = max_producer_id_expiration_ms
         self._producers: dict[int, ProducerStateEntry] = {}
@@ -217,9 +224,11 @@ class ProducerStateManager:
             self._delete_snapshot(old)
         return True
 
-    def load(self, log_start_offset: int, log_end_offset: int) -> int:
+    def load(self, log_start_offset: int, log_end_offset: int, *, files: PartitionFiles | None = None) -> int:
         """Replace the in-memory state with the newest usable snapshot.
 
+        ``files`` is what loading the log found and read in the partition
+        directory (``partition_files``); without it the directory is listed.
         Snapshots outside ``[log_start_offset, log_end_offset]`` describe data
         that is gone and are deleted, as are corrupt ones (with a warning).
         Producers already expired by the clock are dropped. Returns the offset
@@ -228,11 +237,23 @@ class ProducerStateManager:
         if log_start_offset > log_end_offset:
             raise ValueError(f"log start offset {log_start_offset} is past log end offset {log_end_offset}")
         self._producers.clear()
-        remove_temp_files(self._dir)
-        self._delete_snapshots_outside(log_start_offset, log_end_offset)
-        for offset in reversed(self.snapshot_offsets()):
+        if files is None:
+            remove_temp_files(self._dir)
+            offsets, contents = snapshot_offsets(self._dir), {}
+        else:
+            for name in files.snapshot_temp_files:
+                (self._dir / name).unlink(missing_ok=True)
+            offsets, contents = list(files.snapshot_offsets), files.snapshots
+        for offset in offsets:
+            if offset < log_start_offset or offset > log_end_offset:
+                self._delete_snapshot(offset)
+        for offset in reversed([o for o in offsets if log_start_offset <= o <= log_end_offset]):
             try:
-                entries = read_snapshot(self._dir, offset)
+                data = contents.get(offset)
+                if data is None:
+                    entries = read_snapshot(self._dir, offset)
+                else:
+                    entries = decode_snapshot(data, source=os.path.join(self._dir, snapshot_file_name(offset)))
             except CorruptSnapshotError as exc:
                 logger.warning("%s; deleting it and falling back to an older snapshot", exc)
                 self._delete_snapshot(offset)

@@ -80,8 +80,10 @@ class LogModel(RuleBasedStateMachine):
             self.log.flush()
         recovery_point, log_start = self.log.recovery_point, self.log.log_start_offset
         if clean:
+            # As the log manager's shutdown: flush, close, then checkpoint the recovery point (the log end).
             self.log.flush()
             self.log.close()
+            recovery_point = self.log.recovery_point
         self.log = LocalLog.open(
             self.directory, CONFIG, clock=self.clock, recovery_point=recovery_point,
             log_start_offset=log_start, had_clean_shutdown=clean,
