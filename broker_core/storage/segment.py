@@ -14,12 +14,8 @@ offset, the largest batch timestamp and when the first batch arrived, for
 ``segment.ms``). Only the writer mutates a segment; reads use ``pread`` on the
 same file and see every completed append.
 
-Lazy segments: a log opened after a clean shutdown makes its segments lazy
-(Kafka's ``LazyIndex``): opening one reads nothing, and its indexes, its
-next offset, largest timestamp and first batch's timestamp are read on first
-use, when the indexes are also checked against the log (``load``) and
-rebuilt if they do not fit. A lazy segment nobody used is closed without
-touching its files.
+A log opened after a clean shutdown makes its segments lazy: they read
+their files on first use (see ``lazy_segment``).
 
 Crash behaviour: the ``.log`` is the truth. Appends write the bytes first and
 index them afterwards; ``recover`` re-validates batches from the start of the
@@ -33,33 +29,21 @@ what its producer-state replay finds.
 from __future__ import annotations
 
 import functools
-import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator, Sequence, TypeVar
+from typing import BinaryIO, Callable, Iterator, Sequence
 
 from broker_core.storage.errors import CorruptIndexError
 from broker_core.storage.file_records import RECOVERY_WINDOW, FileRecords, SegmentRead
 from broker_core.storage.files import FileKind, FileState, SegmentPaths, segment_paths
-from broker_core.storage.offset_index import OffsetIndex
+from broker_core.storage.lazy_segment import LazySegmentState
 from broker_core.storage.open_files import OpenFileCache
-from broker_core.storage.time_index import TimeIndex, TimestampOffset
+from broker_core.storage.time_index import TimestampOffset
 from broker_core.storage.txn_index import AbortedTxn, TransactionIndex, TxnIndexSearchResult
 from spate.records.batch import HEADER_SIZE, NO_TIMESTAMP, BatchHeader
 from spate.records.errors import CorruptRecordError
 
 INT32_MAX = (1 << 31) - 1
-
-_NO_CRC = (1 << 63) - 1
-
-_logger = logging.getLogger(__name__)
-
-# What a lazy segment fills in on first use.
-_LAZY_STATE = frozenset(
-    {"offset_index", "time_index", "_next_offset", "_max_timestamp", "_offset_of_max_timestamp", "_roll_base_ms"}
-)
-
-_Index = TypeVar("_Index", OffsetIndex, TimeIndex)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +57,7 @@ class SegmentInfo:
     path: Path
 
 
-class LogSegment:
+class LogSegment(LazySegmentState):
     """A segment's files, opened for reading and (while active) appending."""
 
     def __init__(
@@ -125,7 +109,7 @@ class LogSegment:
         self._closed = False
         if lazy and not self.needs_index_rebuild:
             # txn_index, offset_index, time_index, _next_offset, _max_timestamp, _offset_of_max_timestamp
-            # and _roll_base_ms are filled in on first access (``__getattr__``).
+            # and _roll_base_ms are filled in on first access (``LazySegmentState``).
             return
         self.txn_index = TransactionIndex(
             self._paths.txn_index, base_offset, exists=None if present is None else FileKind.TXN_INDEX in present
@@ -136,50 +120,6 @@ class LogSegment:
         self._offset_of_max_timestamp = -1
         # When the first batch arrived, by the broker's clock: segment.ms counts from here.
         self._roll_base_ms: int | None = None
-
-    def __getattr__(self, name: str) -> object:
-        """Load a lazy segment's state on first use (only called for attributes not set yet)."""
-        if name == "txn_index":
-            # Read on first use too: only its path is made here.
-            self.txn_index = TransactionIndex(self._paths.txn_index, self.base_offset)
-            return self.txn_index
-        if name not in _LAZY_STATE:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        self._open_lazily()
-        return self.__dict__[name]
-
-    def _open_indexes(self) -> None:
-        self.offset_index = self._open_index(OffsetIndex, self._paths.index, self._max_index_size)
-        self.time_index = self._open_index(TimeIndex, self._paths.time_index, self._max_index_size)
-        if self._active:
-            self.offset_index.activate()
-            self.time_index.activate()
-
-    def _open_lazily(self) -> None:
-        """Open a lazy segment's indexes and check them against the log, as ``load`` does at start-up for
-        a log that was not shut down cleanly; rebuild them from the log when they do not fit."""
-        self._open_indexes()
-        try:
-            self.load()
-        except (CorruptIndexError, CorruptRecordError) as exc:
-            _logger.warning("rebuilding the indexes of %s on first use: %s", self._paths.log, exc)
-            self._rebuild_indexes()
-
-    def _rebuild_indexes(self) -> None:
-        """Recover a segment of a cleanly shut down log whose indexes turned out unusable (no CRC work)."""
-        self.needs_index_rebuild = False
-        active = self._active
-        self.recover(crc_from_offset=_NO_CRC)
-        if not active:
-            self.on_become_inactive()
-
-    def _open_index(self, cls: type[_Index], path: Path, max_index_size: int) -> _Index:
-        try:
-            return cls(path, self.base_offset, max_index_size, self._open_files)
-        except CorruptIndexError:
-            self.needs_index_rebuild = True
-            path.unlink()
-            return cls(path, self.base_offset, max_index_size, self._open_files)
 
     # ------------------------------------------------------------ properties
 
@@ -297,7 +237,7 @@ class LogSegment:
     def activate(self) -> None:
         """Make the segment the log's active one: indexes preallocated for appends."""
         self._active = True
-        if "offset_index" in self.__dict__:  # a lazy segment activates them when it opens them
+        if self.indexes_opened:  # a lazy segment activates them when it opens them
             self.offset_index.activate()
             self.time_index.activate()
 
@@ -551,11 +491,6 @@ class LogSegment:
         """Give every descriptor of the segment back to the cache; the next use reopens them."""
         self.release_indexes()
         self._log.release()
-
-    @property
-    def indexes_opened(self) -> bool:
-        """Whether the index objects exist (a lazy segment's are made on first use)."""
-        return "offset_index" in self.__dict__
 
     def close(self) -> None:
         """Close the files; an active segment becomes inactive first."""

@@ -81,42 +81,6 @@ def test_a_clean_reopen_reads_no_segment_file(log_dir: Path, clock: FakeClock, m
     assert {name for name in opened if name.endswith(".log")} == {p.name for p in log_dir.glob("*.log")}
 
 
-def test_a_lazily_opened_log_serves_reads_timestamps_and_appends(log_dir: Path, clock: FakeClock):
-    stored, end = cleanly_closed_log(log_dir, clock)
-    log = reopen_clean(log_dir, clock, end)
-    assert read_all(log) == b"".join(stored)
-    for i, data in enumerate(stored):
-        assert log.read(2 * i + 1, 1).read_bytes() == data
-    assert log.offset_for_timestamp(clock.now + 17).offset == 34
-    assert log.max_timestamp_and_offset().timestamp == clock.now + 39
-    assert [s.next_offset for s in log.segments][-1] == end
-
-    more = append_batches(log, 12, records=2, clock=FakeClock(clock.now + 100))
-    assert log.log_end_offset == end + 24
-    assert read_all(log) == b"".join(stored + more)
-    assert log.max_timestamp_and_offset().timestamp == clock.now + 111
-    log.flush()
-    log.close()
-
-    again = reopen_clean(log_dir, clock, log.recovery_point)
-    assert read_all(again) == b"".join(stored + more)
-    assert again.offset_for_timestamp(clock.now + 105).offset == end + 10
-
-
-def test_a_lazily_opened_active_segment_rolls_by_the_age_of_its_first_batch(log_dir: Path, clock: FakeClock):
-    config = small_config(segment_ms=60_000)
-    log = LocalLog.open(log_dir, config, clock=clock)
-    log.append(make_batch(max_timestamp=clock.now))
-    log.flush()
-    log.close()
-    clock.advance(61_000)
-    reopened = LocalLog.open(
-        log_dir, config, clock=clock, recovery_point=log.recovery_point, had_clean_shutdown=True
-    )
-    reopened.append(make_batch(max_timestamp=clock.now))
-    assert reopened.number_of_segments == 2
-
-
 def test_a_clean_reopen_without_a_usable_recovery_point_reads_the_last_segment(log_dir: Path, clock: FakeClock):
     stored, end = cleanly_closed_log(log_dir, clock)
     for recovery_point in (None, 0, end + 10**10):
@@ -124,15 +88,6 @@ def test_a_clean_reopen_without_a_usable_recovery_point_reads_the_last_segment(l
         assert log.log_end_offset == end
         assert read_all(log) == b"".join(stored)
         log.close()
-
-
-def test_an_index_that_does_not_fit_is_rebuilt_on_first_use(log_dir: Path, clock: FakeClock):
-    stored, end = cleanly_closed_log(log_dir, clock)
-    first_index = sorted(log_dir.glob("*.index"))[0]
-    first_index.write_bytes(bytes.fromhex("00000009000001f4" "0000000300000320"))  # offsets go back
-    log = reopen_clean(log_dir, clock, end)
-    assert read_all(log) == b"".join(stored)
-    assert log.read(3, 1).read_bytes() == stored[1]
 
 
 def test_a_crash_after_a_clean_reopen_is_still_recovered(log_dir: Path, clock: FakeClock):
@@ -163,16 +118,3 @@ def test_crash_recovery_rebuilds_the_active_indexes_in_place_without_cutting_the
     assert recovered.read(5, 1).read_bytes() == stored[2]
     recovered.close()
     assert index.stat().st_size < preallocated  # trimmed to its entries on close, as always
-
-
-def test_a_lazily_opened_log_nobody_used_closes_without_touching_its_segment_files(
-    log_dir: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
-):
-    _, end = cleanly_closed_log(log_dir, clock)
-    before = {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in log_dir.iterdir()}
-    log = reopen_clean(log_dir, clock, end)
-    with files_opened(monkeypatch) as opened:
-        log.flush()
-        log.close()
-    assert [name for name in opened if name.endswith(SEGMENT_SUFFIXES)] == []
-    assert {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in log_dir.iterdir()} == before
