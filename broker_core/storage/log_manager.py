@@ -1,16 +1,7 @@
 """Every partition log of a broker, across its ``log.dirs``.
 
-On start the manager opens each log dir (creating missing ones), reads its
-checkpoints, removes partition directories whose deletion was scheduled
-before a restart, and opens every ``<topic>-<partition>`` directory as a
-``LocalLog``, on ``recovery_threads_per_dir`` threads per dir as Kafka does
-(file I/O releases the GIL; each job gives back the descriptors its log
-opened, so that recovering thousands of logs stays within the open-file
-cap). A ``.kafka_cleanshutdown`` marker in a log dir means the previous
-shutdown flushed and closed everything there and then checkpointed each
-log's end as its recovery point, so its logs open lazily, reading no segment
-(see ``loader``); the marker is removed once loading is done, so that a
-crash from then on is seen as unclean.
+On start the manager opens every log found in its ``log.dirs`` (see
+``log_dir_loader``, which also honours and removes the clean-shutdown marker).
 
 Per log dir, ``recovery-point-offset-checkpoint`` and
 ``log-start-offset-checkpoint`` record every log's flushed offset and log
@@ -57,15 +48,13 @@ from broker_core.storage.files import (
     RECOVERY_POINT_CHECKPOINT,
     TopicPartition,
     deletion_dir_name,
-    is_deletion_dir_name,
-    is_future_dir_name,
-    parse_partition_dir_name,
     partition_dir_name,
 )
 from broker_core.storage.fs import write_atomically
 from broker_core.storage.local_log import Clock, LocalLog
 from broker_core.storage.log_dir_failures import LogDirFailureChannel
 from broker_core.storage.log_dir_jobs import Job, run_per_log_dir
+from broker_core.storage.log_dir_loader import check_log_dir, load_logs
 from broker_core.storage.log_flusher import PendingFlush
 from broker_core.storage.open_files import OpenFileCache
 
@@ -129,99 +118,23 @@ class LogManager:
         unusable = []
         for log_dir in self._dirs:
             try:
-                self._check_log_dir(log_dir)
+                check_log_dir(log_dir)
             except LogDirError as exc:
                 unusable.append(exc)
         if len(unusable) == len(self._dirs):
             raise unusable[0]
         for exc in unusable:
             self.failures.report(exc.path, exc)
-        live = self._live_dirs()
-        self._clean_shutdown = {d: (d / CLEAN_SHUTDOWN_FILE).exists() for d in live}
-        self._recovery_points = {d: OffsetCheckpointFile(d / RECOVERY_POINT_CHECKPOINT).read() for d in live}
-        self._log_starts = {d: OffsetCheckpointFile(d / LOG_START_OFFSET_CHECKPOINT).read() for d in live}
-        self._load_logs()
-        for log_dir in live:
-            (log_dir / CLEAN_SHUTDOWN_FILE).unlink(missing_ok=True)
-        # Only needed while loading.
-        del self._clean_shutdown, self._recovery_points, self._log_starts
+        loaded = load_logs(
+            self._live_dirs(), config_for=self._config_for, clock=clock, open_files=self.open_files,
+            recovery_threads_per_dir=recovery_threads_per_dir,
+        )
+        for tp, log in loaded.items():
+            self._add(tp, self._watched(log))
         # How far each archiving topic's partitions are in their Delta archive (bounds retention).
         self.archive_offsets = ArchiveCheckpoints(self._live_dirs())
 
-    # --------------------------------------------------------------- loading
-
-    @staticmethod
-    def _check_log_dir(log_dir: Path) -> None:
-        if log_dir.exists() and not log_dir.is_dir():
-            raise LogDirError(log_dir, "is not a directory")
-        try:
-            log_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise LogDirError(log_dir, f"cannot be created: {exc.strerror or exc}") from exc
-        if not os.access(log_dir, os.W_OK | os.X_OK):
-            raise LogDirError(log_dir, "is not writable")
-
-    def _load_logs(self) -> None:
-        """Open every log of every live dir, on ``recovery_threads_per_dir`` threads per dir (module docstring)."""
-        found = {log_dir: self._partition_dirs(log_dir) for log_dir in self._live_dirs()}
-        opened: dict[Path, LocalLog] = {}
-        # Once per topic, not per partition: a topic's config is merged from the broker's and its overrides.
-        configs = {tp.topic: None for dirs in found.values() for _, tp in dirs}
-        configs = {topic: self._config_for(topic) for topic in configs}
-        jobs = {log_dir: [self._load_job(log_dir, path, tp, configs[tp.topic], opened) for path, tp in dirs]
-                for log_dir, dirs in found.items()}
-        # Jobs of several threads share the open-file cache: each gives back what its log opened (recovery).
-        self.open_files.stop_evicting()
-        try:
-            errors = run_per_log_dir(jobs, self._recovery_threads)
-        finally:
-            self.open_files.resume_evicting()
-        for dir_errors in errors.values():
-            if dir_errors:
-                raise dir_errors[0]
-        for dirs in found.values():
-            for path, tp in dirs:
-                if tp in self._logs:
-                    raise LogDirError(path, f"partition {tp} is also in {self._logs[tp].directory.parent}")
-                self._add(tp, self._watched(opened[path]))
-
-    def _partition_dirs(self, log_dir: Path) -> list[tuple[Path, TopicPartition]]:
-        """The ``<topic>-<partition>`` directories of ``log_dir``; leftovers of deleted partitions are removed."""
-        found = []
-        for entry in sorted(os.scandir(log_dir), key=lambda e: e.name):
-            if not entry.is_dir(follow_symlinks=False):
-                continue
-            if is_deletion_dir_name(entry.name):
-                _log.info("removing %s, a partition deleted before the restart", entry.path)
-                shutil.rmtree(entry.path, ignore_errors=True)
-                continue
-            if is_future_dir_name(entry.name):
-                _log.warning("ignoring %s: moving logs between dirs is not supported", entry.path)
-                continue
-            tp = parse_partition_dir_name(entry.name)
-            if tp is None:
-                _log.warning("ignoring %s: not a <topic>-<partition> directory", entry.path)
-                continue
-            found.append((Path(entry.path), tp))
-        return found
-
-    def _load_job(
-        self, log_dir: Path, path: Path, tp: TopicPartition, config: LogConfig, opened: dict[Path, LocalLog]
-    ) -> Job:
-        clean = self._clean_shutdown[log_dir]
-        recovery_point = self._recovery_points[log_dir].get(tp)
-        log_start = self._log_starts[log_dir].get(tp)
-
-        def load() -> None:
-            log = LocalLog.open(
-                path, config, clock=self._clock, recovery_point=recovery_point,
-                log_start_offset=log_start, had_clean_shutdown=clean, open_files=self.open_files,
-            )
-            # What recovery opened goes back to the cache now: thousands of logs recovered at once
-            # would otherwise hold their descriptors until the cache may evict again.
-            log.release_files()
-            opened[path] = log
-        return load
+    # ------------------------------------------------------------ registry
 
     def _add(self, tp: TopicPartition, log: LocalLog) -> None:
         self._logs[tp] = log

@@ -1,14 +1,12 @@
-"""The log manager: loading log dirs, creating and deleting logs, checkpoints, restarts."""
+"""The log manager: creating and deleting logs, checkpoints, restarts."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from broker_core.storage.checkpoint import OffsetCheckpointFile
-from broker_core.storage.errors import CorruptCheckpointError, LogDirError
 from broker_core.storage.files import TopicPartition
 from broker_core.storage.log_manager import LogManager
 from tests.broker.storage.batch_factory import (
@@ -104,59 +102,6 @@ def test_deleting_a_log_takes_it_offline_now_and_removes_its_files_after_the_del
     assert not any(p.is_dir() for p in tmp_path.iterdir())
     assert mgr.get_or_create_log("orders", 0).log_end_offset == 0
     assert not mgr.delete_log("nothing", 0)
-
-
-def test_partition_dirs_scheduled_for_deletion_before_a_restart_are_removed(tmp_path: Path, clock: FakeClock):
-    stale = tmp_path / "orders-0.0123abcd-delete"
-    stale.mkdir()
-    (stale / "00000000000000000000.log").write_bytes(b"")
-    mgr = manager([tmp_path], clock)
-    assert not stale.exists()
-    assert mgr.all_logs() == {}
-
-
-def test_directories_with_weird_topic_names_load_as_their_partitions(tmp_path: Path, clock: FakeClock):
-    for name in ["a-b-c-3", "x.y_z-0", "__consumer_offsets-49", "t-0-1"]:
-        (tmp_path / name).mkdir()
-    (tmp_path / "lost+found").mkdir()
-    mgr = manager([tmp_path], clock)
-    assert set(mgr.all_logs()) == {
-        TopicPartition("a-b-c", 3),
-        TopicPartition("x.y_z", 0),
-        TopicPartition("__consumer_offsets", 49),
-        TopicPartition("t-0", 1),
-    }
-
-
-def test_a_log_dir_that_is_a_file_is_a_log_dir_error(tmp_path: Path, clock: FakeClock):
-    path = tmp_path / "not-a-dir"
-    path.write_text("")
-    with pytest.raises(LogDirError, match="not a directory") as caught:
-        manager([path], clock)
-    assert caught.value.path == path
-
-
-@pytest.mark.skipif(os.geteuid() == 0, reason="root can write to any directory")
-def test_a_read_only_log_dir_is_a_log_dir_error(tmp_path: Path, clock: FakeClock):
-    tmp_path.chmod(0o500)
-    try:
-        with pytest.raises(LogDirError, match="not writable"):
-            manager([tmp_path], clock)
-    finally:
-        tmp_path.chmod(0o700)
-
-
-def test_an_unparsable_checkpoint_names_the_file(tmp_path: Path, clock: FakeClock):
-    (tmp_path / "recovery-point-offset-checkpoint").write_text("0\n1\norders zero 5\n")
-    with pytest.raises(CorruptCheckpointError, match="recovery-point-offset-checkpoint"):
-        manager([tmp_path], clock)
-
-
-def test_the_same_partition_in_two_log_dirs_is_refused(tmp_path: Path, clock: FakeClock):
-    (tmp_path / "d1" / "orders-0").mkdir(parents=True)
-    (tmp_path / "d2" / "orders-0").mkdir(parents=True)
-    with pytest.raises(LogDirError, match="orders-0"):
-        manager([tmp_path / "d1", tmp_path / "d2"], clock)
 
 
 def test_retention_flush_and_topic_configs_apply_to_every_log(tmp_path: Path, clock: FakeClock):

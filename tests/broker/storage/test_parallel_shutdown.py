@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from broker_core.storage.checkpoint import OffsetCheckpointFile
+from broker_core.storage.errors import LogDirError
 from broker_core.storage.files import TopicPartition
 from broker_core.storage.log_dir_jobs import run_per_log_dir
 from broker_core.storage.log_manager import LogManager
@@ -161,3 +162,20 @@ def test_the_open_file_cache_closes_nothing_once_logs_close_on_several_threads()
     assert not any(h.closed for h in holders)
     cache.forget(extra)
     assert cache.open_descriptors == 16
+
+
+
+def test_a_dir_whose_checkpoints_cannot_be_written_at_shutdown_gets_no_clean_shutdown_marker(
+    tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+):
+    mgr = manager([tmp_path], clock)
+    for p in range(12):
+        append_batches(mgr.get_or_create_log("orders", p), 3 + p % 4)
+
+    def failing_write(self, entries):
+        raise LogDirError(self.path, "cannot write checkpoint: No space left on device")
+
+    monkeypatch.setattr(OffsetCheckpointFile, "write", failing_write)
+    mgr.shutdown()
+    # A clean start would take each log's end from the stale checkpoint: the logs must be recovered instead.
+    assert not (tmp_path / ".kafka_cleanshutdown").exists()

@@ -1,16 +1,18 @@
-"""Start-up loads the logs of each log dir on a pool of threads; a clean start reads no segment file."""
+"""Start-up: every log dir is checked and every partition directory in it opened, on a pool of threads per
+dir; a clean start reads no segment file."""
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
 import pytest
 
 from broker_core.storage import loader
-from broker_core.storage.checkpoint import OffsetCheckpointFile
 from broker_core.storage.config import LogConfig
-from broker_core.storage.errors import LogDirError
+from broker_core.storage.errors import CorruptCheckpointError, LogDirError
+from broker_core.storage.files import TopicPartition
 from broker_core.storage.log_manager import LogManager
 from broker_core.storage.open_files import OpenFileCache
 from broker_core.storage.unified_log import UnifiedLog
@@ -30,6 +32,59 @@ def filled(tmp_path: Path, clock: FakeClock) -> tuple[LogManager, dict[int, list
     mgr = manager([tmp_path], clock)
     stored = {p: append_batches(mgr.get_or_create_log("orders", p), 3 + p % 4) for p in range(PARTITIONS)}
     return mgr, stored
+
+
+def test_partition_dirs_scheduled_for_deletion_before_a_restart_are_removed(tmp_path: Path, clock: FakeClock):
+    stale = tmp_path / "orders-0.0123abcd-delete"
+    stale.mkdir()
+    (stale / "00000000000000000000.log").write_bytes(b"")
+    mgr = manager([tmp_path], clock)
+    assert not stale.exists()
+    assert mgr.all_logs() == {}
+
+
+def test_directories_with_weird_topic_names_load_as_their_partitions(tmp_path: Path, clock: FakeClock):
+    for name in ["a-b-c-3", "x.y_z-0", "__consumer_offsets-49", "t-0-1"]:
+        (tmp_path / name).mkdir()
+    (tmp_path / "lost+found").mkdir()
+    mgr = manager([tmp_path], clock)
+    assert set(mgr.all_logs()) == {
+        TopicPartition("a-b-c", 3),
+        TopicPartition("x.y_z", 0),
+        TopicPartition("__consumer_offsets", 49),
+        TopicPartition("t-0", 1),
+    }
+
+
+def test_a_log_dir_that_is_a_file_is_a_log_dir_error(tmp_path: Path, clock: FakeClock):
+    path = tmp_path / "not-a-dir"
+    path.write_text("")
+    with pytest.raises(LogDirError, match="not a directory") as caught:
+        manager([path], clock)
+    assert caught.value.path == path
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write to any directory")
+def test_a_read_only_log_dir_is_a_log_dir_error(tmp_path: Path, clock: FakeClock):
+    tmp_path.chmod(0o500)
+    try:
+        with pytest.raises(LogDirError, match="not writable"):
+            manager([tmp_path], clock)
+    finally:
+        tmp_path.chmod(0o700)
+
+
+def test_an_unparsable_checkpoint_names_the_file(tmp_path: Path, clock: FakeClock):
+    (tmp_path / "recovery-point-offset-checkpoint").write_text("0\n1\norders zero 5\n")
+    with pytest.raises(CorruptCheckpointError, match="recovery-point-offset-checkpoint"):
+        manager([tmp_path], clock)
+
+
+def test_the_same_partition_in_two_log_dirs_is_refused(tmp_path: Path, clock: FakeClock):
+    (tmp_path / "d1" / "orders-0").mkdir(parents=True)
+    (tmp_path / "d2" / "orders-0").mkdir(parents=True)
+    with pytest.raises(LogDirError, match="orders-0"):
+        manager([tmp_path / "d1", tmp_path / "d2"], clock)
 
 
 def test_logs_load_on_the_recovery_threads_of_their_dir(
@@ -145,17 +200,3 @@ def test_a_topic_config_is_merged_once_per_topic_at_start_up(tmp_path: Path, clo
     restarted = manager([tmp_path], clock, topic_config=topic_config)
     assert asked == ["orders"]
     assert restarted.get_log("orders", 3).config.segment_bytes == 700
-
-
-def test_a_dir_whose_checkpoints_cannot_be_written_at_shutdown_gets_no_clean_shutdown_marker(
-    tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
-):
-    mgr, _ = filled(tmp_path, clock)
-
-    def failing_write(self, entries):
-        raise LogDirError(self.path, "cannot write checkpoint: No space left on device")
-
-    monkeypatch.setattr(OffsetCheckpointFile, "write", failing_write)
-    mgr.shutdown()
-    # A clean start would take each log's end from the stale checkpoint: the logs must be recovered instead.
-    assert not (tmp_path / ".kafka_cleanshutdown").exists()
