@@ -33,6 +33,9 @@ from broker_core.storage.time_index import TimestampOffset
 from spate.records.batch import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, batch_crc, validate_batch
 from spate.records.errors import CorruptRecordError
 
+# A ``crc_from_offset`` past every offset: check no batch's CRC (the data was flushed, or is rebuilt from).
+NO_CRC_CHECK = (1 << 63) - 1
+
 # Recovery reads big windows: it walks every batch of the file once.
 RECOVERY_WINDOW = 1 << 20
 

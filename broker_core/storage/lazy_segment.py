@@ -18,15 +18,13 @@ from pathlib import Path
 from typing import TypeVar
 
 from broker_core.storage.errors import CorruptIndexError
+from broker_core.storage.file_records import NO_CRC_CHECK
 from broker_core.storage.files import SegmentPaths
 from broker_core.storage.offset_index import OffsetIndex
 from broker_core.storage.open_files import OpenFileCache
 from broker_core.storage.time_index import TimeIndex
 from broker_core.storage.txn_index import TransactionIndex
 from spate.records.errors import CorruptRecordError
-
-# Recovery of a cleanly shut down segment skips the CRC check of every batch.
-_NO_CRC = (1 << 63) - 1
 
 # What a lazy segment fills in on first use (the transaction index aside: see ``__getattr__``).
 LAZY_STATE = frozenset(
@@ -97,6 +95,6 @@ class LazySegmentState:
         """Recover a segment of a cleanly shut down log whose indexes turned out unusable (no CRC work)."""
         self.needs_index_rebuild = False
         active = self._active
-        self.recover(crc_from_offset=_NO_CRC)  # type: ignore[attr-defined]
+        self.recover(crc_from_offset=NO_CRC_CHECK)  # type: ignore[attr-defined]
         if not active:
             self.on_become_inactive()  # type: ignore[attr-defined]

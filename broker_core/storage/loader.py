@@ -58,6 +58,7 @@ from broker_core.storage.cleaner.segment_cleaner import SCRATCH_DIR
 from broker_core.storage.cleaner.swap import SWAP_RANGE_FILE, recover_swap
 from broker_core.storage.config import LogConfig
 from broker_core.storage.errors import CorruptIndexError, LogDirError
+from broker_core.storage.file_records import NO_CRC_CHECK
 from broker_core.storage.files import FileKind, FileState, SegmentFileName, parse_segment_file_name, segment_paths
 from broker_core.storage.open_files import OpenFileCache
 from broker_core.storage.partition_files import PartitionFiles, read_partition_files
@@ -69,7 +70,6 @@ from spate.records.errors import CorruptRecordError
 
 _log = logging.getLogger(__name__)
 
-_NO_CRC = (1 << 63) - 1
 
 
 @dataclass
@@ -282,7 +282,7 @@ def _load_trusted(segment: LogSegment, previous_next: int | None) -> None:
         _log.warning("rebuilding the indexes of %s: %s", segment.log_path, exc)
     except CorruptRecordError as exc:
         _log.warning("re-validating %s: %s", segment.log_path, exc)
-    truncated = segment.recover(crc_from_offset=_NO_CRC, min_base_offset=previous_next)
+    truncated = segment.recover(crc_from_offset=NO_CRC_CHECK, min_base_offset=previous_next)
     if truncated:
         _log.error("flushed segment %s lost %d bytes to corruption", segment.log_path, truncated)
 

@@ -48,6 +48,7 @@ from broker_core.storage.errors import (
     OffsetOutOfRangeError,
 )
 from broker_core.storage.fetch_slice import FetchSlice
+from broker_core.storage.file_records import NO_CRC_CHECK
 from broker_core.storage.files import TopicPartition, parse_partition_dir_name
 from broker_core.storage.loader import LoadedLog, load_log
 from broker_core.storage.log_dir_failures import LogDirFailureChannel, reports_io_errors
@@ -498,7 +499,7 @@ class LocalLog:
         try:
             segment.load()
         except (CorruptIndexError, CorruptRecordError):
-            segment.recover(crc_from_offset=(1 << 63) - 1)
+            segment.recover(crc_from_offset=NO_CRC_CHECK)
             segment.on_become_inactive()
         segment.release_indexes()
         return segment
