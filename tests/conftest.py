@@ -59,7 +59,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log):
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     """Modules as work units, unless another ``--dist`` mode is asked for."""
     if config.getvalue("dist") != "load":
         return None

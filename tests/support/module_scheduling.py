@@ -10,6 +10,7 @@ through the modules.
 from __future__ import annotations
 
 from xdist.scheduler import LoadScopeScheduling
+from xdist.workermanage import WorkerController
 
 SPARK_TEST_DIRS = ("tests/spark/", "tests/jobs/")
 SPARK_UNIT = "spark"
@@ -24,7 +25,7 @@ class ModuleScheduling(LoadScopeScheduling):
     def _split_scope(self, nodeid: str) -> str:
         return work_unit(nodeid)
 
-    def _assign_work_unit(self, node) -> None:
+    def _assign_work_unit(self, node: WorkerController) -> None:
         if SPARK_UNIT in self.workqueue:
             self.workqueue.move_to_end(SPARK_UNIT, last=False)
         super()._assign_work_unit(node)
