@@ -3,8 +3,8 @@
 A work unit is a test module, so its tests run on one worker and share that
 worker's module fixtures (one broker or cluster per module, started once).
 Every Spark test forms one unit of its own, handed out first: one worker
-starts the run's only JVM and spends the run on it while the other works
-through the modules.
+starts the run's only JVM and works through the Spark tests while the other
+works through the modules, then joins it there.
 """
 
 from __future__ import annotations
