@@ -36,15 +36,15 @@ from spate.protocol.messages.join_group import JoinGroupRequest
 from spate.protocol.messages.metadata import MetadataRequest
 from spate.protocol.messages.sync_group import SyncGroupRequest
 from tests.perf.measurements import cpu_seconds
-from tests.perf.raw_wire import Wire
 from tests.support.admin_requests import create_topic, find_group_coordinator
 from tests.support.broker_process import BrokerProcess, running_broker
+from tests.support.raw_client import RawClient
 
 PARTITIONS = 1200
 DEADLINE_S = 120.0
 
 
-def gather(wires: list[Wire]) -> list[Any]:
+def gather(wires: list[RawClient]) -> list[Any]:
     """The next response of each wire, whichever answers first (parked JoinGroups answer together)."""
     selector = selectors.DefaultSelector()
     results: dict[int, Any] = {}
@@ -74,7 +74,7 @@ def _join(group: str, member_id: str) -> Any:
                             protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"")])
 
 
-def classic_round(wires: list[Wire], group: str, ids: list[str], *, parked: int = 0) -> tuple[list[str], int]:
+def classic_round(wires: list[RawClient], group: str, ids: list[str], *, parked: int = 0) -> tuple[list[str], int]:
     """Everyone (re)joins, then syncs; returns member ids and the generation. The JoinGroups of the last
     ``parked`` members were sent already (they wait for the others)."""
     for wire, member_id in zip(wires[:len(wires) - parked], ids):
@@ -99,7 +99,7 @@ def classic_join_one(bootstrap: str, members: int, broker_pid: int | None = None
     """Seconds from the newcomer's JoinGroup until every member has its assignment, and the CPU seconds
     the broker (given its pid) and this load generator used meanwhile."""
     group = f"classic-{members}"
-    wires = [Wire(bootstrap) for _ in range(members + 1)]
+    wires = [RawClient(bootstrap, "spate-bench", timeout=60) for _ in range(members + 1)]
     # Members get their ids first (JoinGroup v5 answers MEMBER_ID_REQUIRED), then form the group
     # (group.initial.rebalance.delay.ms lets all of them in; it delays only a new group's first rebalance).
     ids = [w.call(ApiKey.JOIN_GROUP, 5, _join(group, "")).member_id for w in wires[:members]]
@@ -126,7 +126,7 @@ def classic_join_one(bootstrap: str, members: int, broker_pid: int | None = None
 # --- consumer (KIP-848) ----------------------------------------------------------------------------
 
 class Member:
-    def __init__(self, wire: Wire, group: str, topic_id: Any, member_id: str) -> None:
+    def __init__(self, wire: RawClient, group: str, topic_id: Any, member_id: str) -> None:
         self.wire, self.group, self.topic_id, self.member_id = wire, group, topic_id, member_id
         self.epoch = 0
         self.owned: set[int] = set()
@@ -167,7 +167,8 @@ def consumer_join_one(bootstrap: str, topic: str, topic_id: Any, members: int,
                       broker_pid: int | None = None) -> dict[str, float]:
     """As :func:`classic_join_one`, with the figures of :func:`heartbeat_round` besides."""
     group = f"consumer-{members}"
-    wire = Wire(bootstrap)  # one connection for all: the coordinator tells members apart by member id
+    # One connection for all: the coordinator tells members apart by member id.
+    wire = RawClient(bootstrap, "spate-bench", timeout=60)
     everyone = [Member(wire, group, topic_id, f"m-{i}") for i in range(members)]
     for _ in range(50):
         heartbeat_round(everyone, topic)
@@ -214,7 +215,7 @@ def main() -> None:
                                                                     "offsets.topic.num.partitions": "1"})
         with running_broker(process) as broker:
             create_topic(broker.bootstrap, "bench", partitions=PARTITIONS, replication_factor=1)
-            meta = Wire(broker.bootstrap).call(ApiKey.METADATA, 12, MetadataRequest(
+            meta = RawClient(broker.bootstrap, "spate-bench", timeout=60).call(ApiKey.METADATA, 12, MetadataRequest(
                 topics=[MetadataRequest.MetadataRequestTopic(name="bench")]))
             topic_id = meta.topics[0].topic_id
             for group in ("classic-100", "consumer-100", "consumer-1000"):

@@ -43,9 +43,9 @@ from tests.perf.group_rebalance_bench import (
     consumer_join_one,
 )
 from tests.perf.measurements import raise_open_file_limit
-from tests.perf.raw_wire import Wire
 from tests.support.admin_requests import create_topic
 from tests.support.broker_process import BrokerProcess, running_broker
+from tests.support.raw_client import RawClient
 
 TOPIC = "bench"
 COMMIT_CONNECTIONS = 10
@@ -63,7 +63,7 @@ def commit_request(group: str, offset: int) -> OffsetCommitRequest:
 
 def commit_load(bootstrap: str, groups: int, seconds: float) -> dict[str, float]:
     """Every group commits once per second, spread over the second, pipelined over a few connections."""
-    wires = [Wire(bootstrap) for _ in range(COMMIT_CONNECTIONS)]
+    wires = [RawClient(bootstrap, "spate-bench", timeout=60) for _ in range(COMMIT_CONNECTIONS)]
     names = [f"committer-{i}" for i in range(groups)]
     for name in names:
         _wait_for_coordinator(bootstrap, name)
@@ -114,7 +114,7 @@ def run(members: int, groups: int, seconds: float, parts: Sequence[str] = PARTS)
                                                           "offsets.topic.num.partitions": "4"})
         with running_broker(process) as broker:
             create_topic(broker.bootstrap, TOPIC, partitions=PARTITIONS, replication_factor=1)
-            meta = Wire(broker.bootstrap).call(ApiKey.METADATA, 12, MetadataRequest(
+            meta = RawClient(broker.bootstrap, "spate-bench", timeout=60).call(ApiKey.METADATA, 12, MetadataRequest(
                 topics=[MetadataRequest.MetadataRequestTopic(name=TOPIC)]))
             for group in (f"classic-{members}", f"consumer-{members}"):
                 _wait_for_coordinator(broker.bootstrap, group)

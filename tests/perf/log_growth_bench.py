@@ -36,9 +36,9 @@ from spate.cli.perf_stats import percentile
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.messages.fetch import FetchRequest
 from spate.protocol.messages.list_offsets import ListOffsetsRequest
-from tests.perf.raw_wire import Wire
 from tests.support.admin_requests import create_topic
 from tests.support.broker_process import BrokerProcess, running_broker
+from tests.support.raw_client import RawClient
 
 TOPIC = "growing"
 RECORD = b"r" * 1024
@@ -56,7 +56,7 @@ class Step:
     by_time_p50_ms: float
 
 
-def timed_call(wire: Wire, api_key: ApiKey, version: int, body: Any) -> tuple[Any, float]:
+def timed_call(wire: RawClient, api_key: ApiKey, version: int, body: Any) -> tuple[Any, float]:
     """The answer and its latency in ms."""
     started = time.perf_counter()
     answer = wire.call(api_key, version, body)
@@ -87,7 +87,7 @@ def produce_bytes(bootstrap: str, count: int) -> float:
     return count / (1 << 20) / (time.perf_counter() - started)
 
 
-def fetch_latencies(wire: Wire, end_offset: int, rng: random.Random) -> list[float]:
+def fetch_latencies(wire: RawClient, end_offset: int, rng: random.Random) -> list[float]:
     Q = FetchRequest
     latencies = []
     for _ in range(FETCHES):
@@ -101,7 +101,7 @@ def fetch_latencies(wire: Wire, end_offset: int, rng: random.Random) -> list[flo
     return latencies
 
 
-def by_time_latencies(wire: Wire, first_ms: int, last_ms: int, rng: random.Random) -> list[float]:
+def by_time_latencies(wire: RawClient, first_ms: int, last_ms: int, rng: random.Random) -> list[float]:
     Q = ListOffsetsRequest
     latencies = []
     for _ in range(TIME_LOOKUPS):
@@ -114,7 +114,7 @@ def by_time_latencies(wire: Wire, first_ms: int, last_ms: int, rng: random.Rando
     return latencies
 
 
-def end_offset(wire: Wire) -> int:
+def end_offset(wire: RawClient) -> int:
     Q = ListOffsetsRequest
     answer, _ = timed_call(wire, ApiKey.LIST_OFFSETS, 7, Q(topics=[Q.ListOffsetsTopic(
         name=TOPIC, partitions=[Q.ListOffsetsPartition(partition_index=0, timestamp=-1)])]))
@@ -127,7 +127,7 @@ def grow(total_gb: float, step_gb: float) -> list[Step]:
     with tempfile.TemporaryDirectory(prefix="log-growth-") as scratch:
         with running_broker(BrokerProcess(Path(scratch))) as broker:
             create_topic(broker.bootstrap, TOPIC, partitions=1)
-            wire = Wire(broker.bootstrap, client_id="log-growth-bench")
+            wire = RawClient(broker.bootstrap, "log-growth-bench", timeout=60)
             first_ms = int(time.time() * 1000)
             written, step_bytes = 0, int(step_gb * GB)
             for _ in range(max(1, round(total_gb / step_gb))):

@@ -41,8 +41,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from spate.protocol.api_keys import ApiKey
 from spate.protocol.messages.metadata import MetadataRequest
 from tests.perf.measurements import open_files, raise_open_file_limit, rss_kb
-from tests.perf.raw_wire import Wire
 from tests.support.broker_process import BrokerProcess
+from tests.support.raw_client import RawClient
 
 RECORD_SIZE = 1024
 TOPIC = "scale"
@@ -144,7 +144,7 @@ def measure(partitions: int, seconds: float, recovery: bool, overrides: dict[str
 
 def metadata_latency_ms(bootstrap: str, requests: int = 20) -> float:
     """Median ms of a Metadata request naming the topic, on one connection."""
-    wire = Wire(bootstrap, client_id="partition-scale-bench")
+    wire = RawClient(bootstrap, "partition-scale-bench", timeout=60)
     body = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=TOPIC)])
     latencies = []
     try:

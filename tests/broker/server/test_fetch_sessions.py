@@ -11,7 +11,7 @@ from spate.protocol.messages.create_topics import CreateTopicsRequest
 from spate.protocol.messages.fetch import FetchRequest as Q
 from spate.protocol.messages.produce import ProduceRequest
 from spate.records import Record, build_batch
-from tests.broker.server.conftest import RawClient
+from tests.support.raw_client import RawClient
 
 PARTITIONS = 20
 

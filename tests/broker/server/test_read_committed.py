@@ -28,7 +28,7 @@ from spate.records import (
     iter_batches,
 )
 from spate.structs import IsolationLevel
-from tests.broker.server.conftest import RawClient
+from tests.support.raw_client import RawClient
 
 NOW = 1_700_000_000_000
 
@@ -180,7 +180,7 @@ def test_parked_read_committed_fetch_wakes_when_a_marker_moves_the_lso(raw, brok
     create_topic(raw, topic)
     pid = new_producer_id(raw)
     produce(raw, topic, transactional(pid, 0, b"t1"))
-    waiting = RawClient(broker.bootstrap_servers)
+    waiting = RawClient(broker.bootstrap_servers, timeout=10)
     try:
         started = time.monotonic()
         waiting.send(ApiKey.FETCH, 11, fetch_body(topic, 0, IsolationLevel.READ_COMMITTED, max_wait_ms=10_000))

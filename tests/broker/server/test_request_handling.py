@@ -68,10 +68,10 @@ def test_acks_zero_produce_gets_no_response_but_is_appended(raw):
 
 
 def test_long_poll_fetch_is_woken_by_an_append(raw, broker):
-    from tests.broker.server.conftest import RawClient
+    from tests.support.raw_client import RawClient
 
     create_topic(raw, "long-poll")
-    waiting = RawClient(broker.bootstrap_servers)
+    waiting = RawClient(broker.bootstrap_servers, timeout=10)
     try:
         started = time.monotonic()
         waiting.send(ApiKey.FETCH, 11, fetch_request("long-poll", 0, max_wait_ms=5000))

@@ -12,7 +12,7 @@ from spate.protocol.errors import ErrorCode
 from spate.protocol.messages.create_topics import CreateTopicsRequest
 from spate.protocol.messages.produce import ProduceRequest
 from spate.records import Record, build_batch
-from tests.broker.server.conftest import RawClient
+from tests.support.raw_client import RawClient
 
 
 def test_scheduled_flush_fsyncs_run_on_a_worker_thread_not_the_event_loop(tmp_path, monkeypatch) -> None:
@@ -25,7 +25,7 @@ def test_scheduled_flush_fsyncs_run_on_a_worker_thread_not_the_event_loop(tmp_pa
 
     monkeypatch.setattr(log_flusher, "fsync_file", recording)
     with EmbeddedBroker(tmp_path, {"log.flush.interval.ms": "100", "log.segment.bytes": "1024"}) as broker:
-        raw = RawClient(broker.bootstrap_servers)
+        raw = RawClient(broker.bootstrap_servers, timeout=10)
         try:
             topic = CreateTopicsRequest.CreatableTopic(name="flushed", num_partitions=1, replication_factor=1,
                                                        assignments=[], configs=[])

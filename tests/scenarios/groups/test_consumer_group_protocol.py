@@ -28,11 +28,11 @@ from spate.protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartb
 from spate.protocol.messages.join_group import JoinGroupRequest
 from spate.protocol.messages.offset_commit import OffsetCommitRequest
 from tests.scenarios.groups.conftest import GROUP_BROKER_OVERRIDES
-from tests.scenarios.groups.raw_client import RawClient
 from tests.scenarios.groups.topics import create_topic, produce
 from tests.support.admin_requests import find_group_coordinator
 from tests.support.broker_process import BrokerProcess
 from tests.support.broker_under_test import SPATE, BrokerFactory
+from tests.support.raw_client import RawClient
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 PARTITIONS = 6

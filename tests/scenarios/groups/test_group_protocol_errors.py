@@ -24,8 +24,8 @@ from spate.protocol.messages.offset_commit import OffsetCommitRequest
 from spate.protocol.messages.offset_delete import OffsetDeleteRequest
 from spate.protocol.messages.offset_fetch import OffsetFetchRequest
 from spate.protocol.messages.sync_group import SyncGroupRequest
-from tests.scenarios.groups.raw_client import RawClient
 from tests.scenarios.groups.topics import create_topic
+from tests.support.raw_client import RawClient
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 E = ErrorCode

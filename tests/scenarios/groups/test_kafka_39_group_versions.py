@@ -20,7 +20,7 @@ from spate.protocol.messages.join_group import JoinGroupRequest
 from spate.protocol.messages.leave_group import LeaveGroupRequest
 from spate.protocol.messages.list_groups import ListGroupsRequest
 from spate.protocol.messages.sync_group import SyncGroupRequest
-from tests.scenarios.groups.raw_client import RawClient
+from tests.support.raw_client import RawClient
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 E = ErrorCode

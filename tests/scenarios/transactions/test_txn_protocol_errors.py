@@ -24,8 +24,8 @@ from spate.protocol.messages.find_coordinator import (
 )
 from spate.protocol.messages.init_producer_id import InitProducerIdRequest
 from spate.protocol.messages.txn_offset_commit import TxnOffsetCommitRequest
-from tests.scenarios.groups.raw_client import RawClient
 from tests.scenarios.groups.topics import create_topic
+from tests.support.raw_client import RawClient
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 

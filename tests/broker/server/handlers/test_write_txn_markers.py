@@ -22,7 +22,6 @@ from spate.protocol.messages.txn_offset_commit import TxnOffsetCommitRequest
 from spate.protocol.messages.write_txn_markers import WriteTxnMarkersRequest
 from spate.records import Record, build_batch
 from spate.structs import IsolationLevel
-from tests.broker.server.conftest import RawClient
 from tests.broker.server.test_read_committed import (
     NOW,
     batch_offsets,
@@ -31,6 +30,7 @@ from tests.broker.server.test_read_committed import (
     new_producer_id,
     produce,
 )
+from tests.support.raw_client import RawClient
 
 E = ErrorCode
 Q = WriteTxnMarkersRequest
