@@ -111,11 +111,6 @@ class MetadataAnswerCache:
             self.stats.evictions += 1
         return answer
 
-    def invalidate(self, topic: str | None = None) -> None:
-        """Forget ``topic``'s entries (every entry when None)."""
-        for key in [k for k in self._entries if topic is None or k.topic == topic]:
-            self._drop(key)
-
     def _drop(self, key: TopicEntryKey) -> None:
         entry = self._entries.pop(key, None)
         if entry is not None:

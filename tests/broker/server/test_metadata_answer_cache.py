@@ -102,17 +102,6 @@ def test_an_answer_larger_than_the_budget_is_returned_but_not_kept() -> None:
     assert len(cache) == 0 and cache.size_bytes == 0
 
 
-def test_invalidate_forgets_one_topic_or_every_one() -> None:
-    cache, topic = MetadataAnswerCache(), snapshot()
-    cache.put(key(), topic, frozenset({1}), {}, answer())
-    cache.put(key(topic="payments"), topic, frozenset({1}), {}, answer())
-    cache.invalidate("orders")
-    assert cache.get(key(), topic, frozenset({1}), never_asked) is None
-    assert cache.get(key(topic="payments"), topic, frozenset({1}), never_asked) is not None
-    cache.invalidate()
-    assert len(cache) == 0 and cache.size_bytes == 0
-
-
 def test_a_negative_budget_is_refused() -> None:
     with pytest.raises(ValueError, match="max_bytes"):
         MetadataAnswerCache(max_bytes=-1)
