@@ -5,7 +5,8 @@
 Runs, one after another, each on fresh broker processes:
 
 * ``partition_scale_bench``: 1, 100, 1,000 and 10,000 partitions (creation,
-  Metadata latency, produce throughput over every partition, descriptors,
+  Metadata latency, produce throughput over every partition record by
+  record and in runs, descriptors,
   RSS, SIGKILL recovery, clean stop and restart);
 * ``connection_scale_bench``: 1, 100 and 1,000 connections (RSS per
   connection, produce latency at 10 records/s each, connection limits);
@@ -57,7 +58,9 @@ def plot_partitions(rows: list[partition_scale_bench.Row], path: Path) -> None:
 
     counts = [r.partitions for r in rows]
     figure, axis = plt.subplots(figsize=(7, 4))
-    axis.plot(counts, [r.mb_per_s / rows[0].mb_per_s for r in rows], "o-", label="produce, ratio to 1 partition")
+    for spread, marker, label in (("round_robin", "o-", "record by record"), ("in_runs", "s-", f"in runs of {partition_scale_bench.RUN_RECORDS}")):
+        runs = [getattr(r, spread) for r in rows]
+        axis.plot(counts, [run.mb_per_s / runs[0].mb_per_s for run in runs], marker, label=f"{label}, ratio to 1")
     axis.axhline(0.5, color="grey", linestyle="--", label="target 0.5")
     axis.set_xscale("log")
     axis.set_xlabel("partitions on one broker")

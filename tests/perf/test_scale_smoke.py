@@ -21,7 +21,12 @@ def test_every_scale_benchmark_runs_and_prints_its_table(capsys, tmp_path) -> No
     out = capsys.readouterr().out
     for title in ("Partitions", "Connections", "Log size", "Consumer groups"):
         assert f"## {title}" in out
-    assert re.search(r"^\| 10 \| [\d.]+ \| [\d.]+ \| \d+ \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \|", out, re.M)
+    spread = r"([\d.]+) \| [\d.]+ \| [\d.]+ \| [\d.]+ \| (\d+)"
+    partitions_row = re.search(rf"^\| 10 \| {spread} \| {spread} \| \d+ \| \d+ \| [\d.]+ \|", out, re.M)
+    assert partitions_row, out
+    round_robin_mb, round_robin_written, in_runs_mb, in_runs_written = partitions_row.groups()
+    assert float(round_robin_mb) > 0 and float(in_runs_mb) > 0
+    assert int(round_robin_written) == 10 and int(in_runs_written) == 10
     connection_rows = re.findall(r"^\| (1|10) \| [\d.-]+ \| ([\d,]+) \| (\d+) \|", out, re.M)
     assert [(count, errors) for count, _, errors in connection_rows] == [("1", "0"), ("10", "0")]
     assert all(int(requests.replace(",", "")) > 0 for _, requests, _ in connection_rows)
