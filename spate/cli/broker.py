@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
@@ -36,6 +37,7 @@ def run_start(args: argparse.Namespace) -> int:
     from broker_core.cluster.errors import MetadataError
     from broker_core.config.broker_config import load_broker_config
     from broker_core.config.errors import ConfigError
+    from broker_core.server import gc_policy
     from broker_core.storage.errors import StorageError
 
     logging.basicConfig(
@@ -46,7 +48,11 @@ def run_start(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         raise CliError(f"invalid configuration: {exc}") from None
     try:
-        asyncio.run(_serve(config))
+        collector = gc_policy.policy_from_env(os.environ)
+    except gc_policy.GcPolicyError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        asyncio.run(_serve(config, collector))
     except (ConfigError, StorageError, MetadataError) as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:
@@ -54,7 +60,8 @@ def run_start(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _serve(config) -> None:
+async def _serve(config, collector) -> None:
+    from broker_core.server import gc_policy
     from broker_core.server.broker import Broker
 
     broker = Broker(config)
@@ -63,6 +70,11 @@ async def _serve(config) -> None:
         loop.add_signal_handler(sig, broker.request_stop)
     try:
         await broker.start()
+        frozen = gc_policy.apply(collector)
+        logging.getLogger(__name__).info(
+            "garbage collector: %s policy (%d objects of start-up frozen, thresholds %s)",
+            collector.name, frozen, collector.thresholds or "unchanged",
+        )
         await broker.serve_until_stopped()
     finally:
         await broker.stop()

@@ -1,7 +1,8 @@
-"""`spate broker start`: configuration errors, and retention running on its interval."""
+"""`spate broker start`: configuration errors, the garbage-collector policy, and retention running on its interval."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -14,10 +15,10 @@ from tests.support.broker_process import BrokerProcess
 from tests.support.ports import free_port
 
 
-def start_with(*args: str) -> subprocess.CompletedProcess:
+def start_with(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "spate.cli.main", "broker", "start", *args],
-        capture_output=True, text=True, timeout=30,
+        capture_output=True, text=True, timeout=30, env=None if env is None else {**os.environ, **env},
     )
 
 
@@ -49,6 +50,24 @@ def test_a_malformed_properties_file_is_reported_with_its_line(tmp_path):
     result = start_with("--config", str(config))
     assert result.returncode == 1
     assert "log.retention.hours" in result.stderr and "2" in result.stderr
+
+
+def test_a_bad_gc_policy_stops_the_start_naming_the_variable():
+    result = start_with("--override", f"listeners=PLAINTEXT://127.0.0.1:{free_port()}", env={"SPATE_GC": "fast"})
+    assert result.returncode == 1
+    assert "SPATE_GC='fast'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_the_started_broker_freezes_its_start_up_heap_and_says_so(tmp_path):
+    broker = BrokerProcess(tmp_path).start()
+    try:
+        log = broker.log_path.read_text()
+    finally:
+        broker.stop()
+    line = next(line for line in log.splitlines() if "garbage collector" in line)
+    assert "server policy" in line and "thresholds (5000, 10, 10)" in line
+    assert int(line.split("(")[1].split(" objects")[0]) > 10_000  # modules, config, the broker's objects
 
 
 def test_retention_deletes_old_segments_on_its_interval(tmp_path):
