@@ -1,9 +1,13 @@
 """One partition's local log: an ordered run of segments with one active at the end.
 
-Kafka's ``LocalLog``: segments, offsets, rolling, reading, truncation,
-retention and flushing. Producer state and leader epochs are the
-``UnifiedLog``'s, which the partition appends through; the log manager opens
-and ages local logs.
+Kafka's ``LocalLog``: segments, offsets, appending and rolling, reading and
+truncation live here. Its other concerns are classes of their own, mixed
+into ``LocalLog`` so that callers see one object: ``AbortedTxnIndexes``
+(``aborted_txns.py``), ``LogRetention`` (``log_retention.py``: retention,
+DeleteRecords, delayed deletion of removed segments), ``SegmentReplacement``
+(``segment_replacement.py``: compaction's swap) and ``LogFlushPolicy``
+(``log_flusher.py``: when the log flushes). Producer state and leader epochs
+are the ``UnifiedLog``'s; the log manager opens and ages local logs.
 
 Offsets: ``log_start_offset`` is the first offset readers may ask for (it
 moves with retention and DeleteRecords); ``log_end_offset`` is the offset the
@@ -16,18 +20,9 @@ reads and maintenance on one thread, so no locks are taken. A read returns a
 appends and, after the segment is removed, until its delayed deletion runs.
 
 Durability: appends go to the OS page cache. ``flush`` fsyncs up to an offset
-and advances the recovery point (``LogFlusher``); the ``flush.messages``
-policy flushes inline, ``flush.ms`` and the flush of rolled segments are left
-to ``flush_if_due`` / ``flush_rolled_segments``, which the log manager's
-scheduler calls, so the append path never waits on a whole segment's fsync.
-After a crash the loader re-validates everything above the recovery point.
-
-Aborted transactions: each segment keeps the aborted-transaction index of
-the markers it holds (``append_aborted_txn``); read_committed fetches ask
-``collect_aborted_transactions`` which aborts overlap the data they return.
-
-Queries spanning segments are ``LogSegments``'; which segments retention may
-delete is ``retention.py``'s pure decision.
+and advances the recovery point (``LogFlusher``). After a crash the loader
+re-validates everything above the recovery point. Queries spanning segments
+are ``LogSegments'``.
 """
 
 from __future__ import annotations
@@ -37,37 +32,33 @@ import shutil
 from pathlib import Path
 from typing import Callable
 
-from broker_core.storage.cleaner.segment_cleaner import CleanedSegment
-from broker_core.storage.cleaner.swap import check_replaceable, commit_swap, discard_cleaned
+from broker_core.storage.aborted_txns import AbortedTxnIndexes
 from broker_core.storage.config import LogConfig
 from broker_core.storage.errors import (
     AppendTooLargeError,
-    CorruptIndexError,
     LogClosedError,
     LogDirError,
     OffsetOutOfRangeError,
 )
 from broker_core.storage.fetch_slice import FetchSlice
-from broker_core.storage.file_records import NO_CRC_CHECK
 from broker_core.storage.files import TopicPartition, parse_partition_dir_name
 from broker_core.storage.loader import LoadedLog, load_log
 from broker_core.storage.log_dir_failures import LogDirFailureChannel, reports_io_errors
-from broker_core.storage.log_flusher import LogFlusher, PendingFlush
+from broker_core.storage.log_flusher import LogFlusher, LogFlushPolicy
+from broker_core.storage.log_retention import LogRetention
 from broker_core.storage.log_validator import AppendInfo, ValidatedAppend, validate_append
 from broker_core.storage.open_files import OpenFileCache
 from broker_core.storage.partition_files import PartitionFiles
 from broker_core.storage.pending_deletes import PendingDeletes
-from broker_core.storage.retention import RetentionPolicy, deletable_prefix, retention_target
 from broker_core.storage.segment import LogSegment, SegmentInfo
+from broker_core.storage.segment_replacement import SegmentReplacement
 from broker_core.storage.segments import LogSegments
 from broker_core.storage.time_index import TimestampOffset
-from broker_core.storage.txn_index import AbortedTxn
-from spate.records.errors import CorruptRecordError
 
 Clock = Callable[[], int]
 
 
-class LocalLog:
+class LocalLog(AbortedTxnIndexes, LogRetention, SegmentReplacement, LogFlushPolicy):
     """The local log of one partition. Create with :meth:`LocalLog.open`."""
 
     def __init__(self, directory: Path, config: LogConfig, clock: Clock, loaded: LoadedLog) -> None:
@@ -109,6 +100,12 @@ class LocalLog:
         )
         return cls(directory, config, clock, loaded)
 
+    def take_partition_files(self) -> PartitionFiles | None:
+        """What loading read for the partition's producer state and epoch cache, once (None afterwards;
+        see ``partition_files``)."""
+        files, self._partition_files = self._partition_files, None
+        return files
+
     # ------------------------------------------------------------ properties
 
     @property
@@ -131,12 +128,6 @@ class LocalLog:
     def recovery_point(self) -> int:
         """Offset below which every batch is fsynced."""
         return self._flusher.recovery_point
-
-    @property
-    def txn_index_lost_from(self) -> int | None:
-        """Base offset of the first segment whose aborted-transaction index was
-        discarded as corrupt when the log was loaded (None when none was)."""
-        return self._txn_index_lost_from
 
     @property
     def unflushed_messages(self) -> int:
@@ -254,14 +245,18 @@ class LocalLog:
         return segment
 
     def _add_active_segment(self, base_offset: int) -> LogSegment:
-        config = self._config
-        segment = LogSegment(
-            self._dir, base_offset, index_interval_bytes=config.index_interval_bytes,
-            max_index_size=config.segment_index_bytes, created_ms=self._clock(), open_files=self._open_files,
-        )
+        segment = self._new_segment(base_offset)
         segment.activate()
         self._segments.add(segment)
         return segment
+
+    def _new_segment(self, base_offset: int) -> LogSegment:
+        """The segment at ``base_offset`` of this log's directory, under the current config (files not read)."""
+        config = self._config
+        return LogSegment(
+            self._dir, base_offset, index_interval_bytes=config.index_interval_bytes,
+            max_index_size=config.segment_index_bytes, created_ms=self._clock(), open_files=self._open_files,
+        )
 
     # ----------------------------------------------------------------- read
 
@@ -288,51 +283,6 @@ class LocalLog:
     def _empty_slice(self, offset: int) -> FetchSlice:
         active = self.active_segment
         return FetchSlice(active.file, active.size, 0, offset, offset - 1, active.base_offset)
-
-    # ------------------------------------------------- aborted transactions
-
-    @reports_io_errors
-    def append_aborted_txn(self, txn: AbortedTxn) -> None:
-        """Index an aborted transaction in the segment holding its marker (``txn.last_offset``).
-
-        Entries must arrive in marker order; the index is flushed with its segment.
-        """
-        self._check_open()
-        segment = self._segments.floor(txn.last_offset)
-        if segment is None or txn.last_offset >= self._next_offset:
-            raise OffsetOutOfRangeError(
-                txn.last_offset, self._log_start_offset, self._next_offset, what="abort marker offset"
-            )
-        segment.append_aborted_txn(txn)
-
-    def collect_aborted_transactions(self, start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
-        """Aborted transactions a fetch of ``start_offset`` up to ``upper_bound_offset`` overlaps.
-
-        Those whose marker is at or above ``start_offset`` and whose first
-        offset is below ``upper_bound_offset``, in marker order (see
-        ``LogSegments.collect_aborted_transactions``).
-        """
-        self._check_open()
-        return self._segments.collect_aborted_transactions(start_offset, upper_bound_offset)
-
-    def truncate_aborted_txns_from(self, offset: int) -> int:
-        """Drop the index entries of markers at or above ``offset``; return how many went.
-
-        The partition calls this before replaying the log from ``offset`` into
-        its producer state, which appends the entries again.
-        """
-        self._check_open()
-        return sum(segment.txn_index.truncate_to(offset) for segment in self._segments.from_offset(offset))
-
-    def take_partition_files(self) -> PartitionFiles | None:
-        """What loading read for the partition's producer state and epoch cache, once (None afterwards;
-        see ``partition_files``)."""
-        files, self._partition_files = self._partition_files, None
-        return files
-
-    def forget_lost_txn_index(self) -> None:
-        """Note that the entries of a discarded aborted-transaction index were rebuilt."""
-        self._txn_index_lost_from = None
 
     def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:
         """The first batch at or after the log start whose maxTimestamp is >= ``timestamp``.
@@ -395,200 +345,6 @@ class LocalLog:
         self._log_start_offset = offset
         self._flusher.restarted_at(offset)
         self._flusher.sync_directory()
-
-    # ------------------------------------------------------------ retention
-
-    def maybe_increment_log_start_offset(self, offset: int) -> bool:
-        """Move the log start offset forward to ``offset`` (DeleteRecords).
-
-        Segments wholly below the new start are deleted; the active one stays.
-        Returns whether the start moved. Raises ``OffsetOutOfRangeError`` past
-        the log end offset.
-        """
-        self._check_open()
-        if offset > self._next_offset:
-            raise OffsetOutOfRangeError(offset, self._log_start_offset, self._next_offset, what="new log start offset")
-        if offset <= self._log_start_offset:
-            return False
-        self._log_start_offset = offset
-        self._apply_retention(self._clock(), None, policy=RetentionPolicy(-1, -1, delete_enabled=False))
-        return True
-
-    @reports_io_errors
-    def delete_records_before(self, offset: int) -> int:
-        """DeleteRecords: make ``offset`` the first readable one; return the log start offset."""
-        self.maybe_increment_log_start_offset(offset)
-        return self._log_start_offset
-
-    @reports_io_errors
-    def delete_old_segments(
-        self, now_ms: int | None = None, *, high_watermark: int | None = None, archived_offset: int | None = None
-    ) -> int:
-        """Apply retention (time, size, log start offset); return segments deleted.
-
-        Only segments whose successor starts at or below ``high_watermark``
-        (when given) are candidates, and never the active segment. A topic
-        that archives deletes by time and size only below ``archived_offset``
-        (None: nothing is known archived beyond the log start offset).
-        """
-        self._check_open()
-        config = self._config
-        policy = RetentionPolicy(config.retention_ms, config.retention_bytes, config.delete_enabled)
-        now = self._clock() if now_ms is None else now_ms
-        bound = None
-        if config.archiving:
-            bound = max(self._log_start_offset, -1 if archived_offset is None else archived_offset)
-        return self._apply_retention(now, high_watermark, policy=policy, archived_offset=bound)
-
-    def retention_target(self, now_ms: int | None = None, *, high_watermark: int | None = None) -> int:
-        """Where time and size retention would move the log start, archive or not (see ``retention.py``)."""
-        self._check_open()
-        config = self._config
-        return retention_target(
-            self._segments.retention_candidates(),
-            policy=RetentionPolicy(config.retention_ms, config.retention_bytes, config.delete_enabled),
-            now_ms=self._clock() if now_ms is None else now_ms, log_start_offset=self._log_start_offset,
-            total_size=self._segments.size_in_bytes(), upper_bound_offset=high_watermark,
-        )
-
-    def _apply_retention(
-        self, now_ms: int, high_watermark: int | None, *, policy: RetentionPolicy, archived_offset: int | None = None
-    ) -> int:
-        """Delete the prefix of segments ``deletable_prefix`` picks; return how many went."""
-        chosen = deletable_prefix(
-            self._segments.retention_candidates(), policy=policy, now_ms=now_ms,
-            log_start_offset=self._log_start_offset, total_size=self._segments.size_in_bytes(),
-            upper_bound_offset=high_watermark, archived_offset=archived_offset,
-        )
-        if chosen:
-            self._remove_segments(list(self._segments)[: len(chosen)])
-            first = self._segments.first
-            if first is not None:
-                self._log_start_offset = max(self._log_start_offset, first.base_offset)
-        return len(chosen)
-
-    # ----------------------------------------------------------- compaction
-
-    @reports_io_errors
-    def replace_segments(self, cleaned: CleanedSegment) -> None:
-        """Put a cleaned segment in place of the rolled segments it was built from (``cleaner/swap.py``).
-
-        Raises ``StalePlanError``, and drops the cleaned files, when the log
-        no longer holds those segments as they were (retention, truncation).
-        """
-        self._check_open()
-        current = [self._segments.get(snapshot.base_offset) for snapshot in cleaned.replaces]
-        last = current[-1]
-        successor = self._segments.higher(last.base_offset) if last is not None else None
-        try:
-            check_replaceable(cleaned, current, successor.base_offset if successor is not None else None)
-        except Exception:
-            discard_cleaned(cleaned)
-            raise
-        old = [segment for segment in current if segment is not None]
-        new = commit_swap(cleaned, old, retire=self._remove_segments, open_segment=self._open_cleaned)
-        self._segments.add(new)
-        self._flusher.mark_directory_dirty()
-
-    def _open_cleaned(self, base_offset: int) -> LogSegment:
-        config = self._config
-        segment = LogSegment(
-            self._dir, base_offset, index_interval_bytes=config.index_interval_bytes,
-            max_index_size=config.segment_index_bytes, created_ms=self._clock(), open_files=self._open_files,
-        )
-        try:
-            segment.load()
-        except (CorruptIndexError, CorruptRecordError):
-            segment.recover(crc_from_offset=NO_CRC_CHECK)
-            segment.on_become_inactive()
-        segment.release_indexes()
-        return segment
-
-    def _remove_segments(self, segments: list[LogSegment]) -> None:
-        """Take segments out of the log now; delete their files after the delay."""
-        if not segments:
-            return
-        delay = self._config.file_delete_delay_ms
-        due = None if delay == 0 else self._clock() + delay
-        for segment in segments:
-            self._segments.remove(segment.base_offset)
-            self._pending.retire(segment, due)
-        self._flusher.mark_directory_dirty()
-
-    @reports_io_errors
-    def run_pending_deletes(self, now_ms: int | None = None) -> int:
-        """Delete the files of removed segments whose delay has passed; return how many."""
-        return self._pending.run(self._clock() if now_ms is None else now_ms)
-
-    # ---------------------------------------------------------------- flush
-
-    @reports_io_errors
-    def flush(self, up_to_offset: int | None = None) -> None:
-        """fsync every segment holding offsets below ``up_to_offset`` (default: all)."""
-        self._check_open()
-        self._flusher.flush(self._next_offset if up_to_offset is None else min(up_to_offset, self._next_offset))
-
-    def mark_directory_dirty(self) -> None:
-        """A file was created or renamed in the partition directory: the next flush fsyncs the directory."""
-        self._flusher.mark_directory_dirty()
-
-    def add_before_flush(self, callback: Callable[[], bool | None]) -> None:
-        """Run ``callback`` before every flush, so what it syncs is on disk before the data it describes."""
-        self._flusher.add_before_flush(callback)
-
-    def needs_scheduled_flush(self, now_ms: int) -> bool:
-        """Whether ``flush_rolled_segments`` or ``flush_if_due`` has work: checked for every log every second,
-        so it costs a few attribute reads."""
-        if self._closed:
-            return False
-        recovery_point = self._flusher.recovery_point
-        if recovery_point >= self._next_offset:
-            return False
-        segment = self._segments.last
-        if segment is not None and recovery_point < segment.base_offset:
-            return True
-        return now_ms - self._flusher.last_flush_ms >= self._config.flush_ms
-
-    @reports_io_errors
-    def flush_if_due(self, now_ms: int) -> bool:
-        """Apply ``flush.ms``: flush when unflushed data waited that long."""
-        if self._closed or self.unflushed_messages == 0:
-            return False
-        if now_ms - self._flusher.last_flush_ms < self._config.flush_ms:
-            return False
-        self.flush()
-        return True
-
-    @reports_io_errors
-    def flush_rolled_segments(self) -> bool:
-        """fsync segments that rolled since the last flush (up to the active segment)."""
-        if self._closed:
-            return False
-        active_base = self.active_segment.base_offset
-        if self._flusher.recovery_point >= active_base:
-            return False
-        self.flush(active_base)
-        return True
-
-    @reports_io_errors
-    def begin_scheduled_flush(self, now_ms: int) -> PendingFlush | None:
-        """What ``flush_rolled_segments`` and ``flush_if_due`` would fsync, prepared to run off the writer's
-        thread (see ``LogFlusher.begin``); None when neither has work."""
-        if self._closed:
-            return None
-        due = self.unflushed_messages > 0 and now_ms - self._flusher.last_flush_ms >= self._config.flush_ms
-        active_base = self.active_segment.base_offset
-        if due:
-            return self._flusher.begin(self._next_offset)
-        if self._flusher.recovery_point < active_base:
-            return self._flusher.begin(active_base)
-        return None
-
-    @reports_io_errors
-    def complete_flush(self, pending: PendingFlush) -> None:
-        """Take the outcome of a flush from ``begin_scheduled_flush`` once its fsyncs ran."""
-        if not self._closed:
-            self._flusher.complete(pending)
 
     # ------------------------------------------------------------ lifecycle
 

@@ -9,9 +9,13 @@ point, which the log manager checkpoints. Files that describe the data (the
 leader-epoch checkpoint) register a ``before_flush`` callback and are made
 durable before the data they describe.
 
-The policy (``flush.messages`` inline, ``flush.ms`` and rolled segments from
-the log manager's scheduler) is the log's; this class does the fsyncs and
-keeps the bookkeeping. Not thread-safe: the log's single writer owns it.
+``LogFlusher`` does the fsyncs and keeps the bookkeeping. Not thread-safe:
+the log's single writer owns it. The policy is ``LogFlushPolicy``'s, mixed
+into ``LocalLog``: ``flush.messages`` flushes inline after an append;
+``flush.ms`` and the flush of rolled segments are left to ``flush_if_due`` /
+``flush_rolled_segments`` (or ``begin_scheduled_flush``), which the log
+manager's scheduler calls, so the append path never waits on a whole
+segment's fsync.
 
 A scheduled flush runs in three steps so that its fsyncs leave the event
 loop (Kafka's scheduler thread does the same): ``begin`` (the writer's
@@ -30,8 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from broker_core.storage.config import LogConfig
 from broker_core.storage.errors import LogDirError
 from broker_core.storage.fs import fsync_directory, fsync_file
+from broker_core.storage.log_dir_failures import reports_io_errors
+from broker_core.storage.segment import LogSegment
 from broker_core.storage.segments import LogSegments
 
 
@@ -171,3 +178,90 @@ class LogFlusher:
         """The log was emptied and continues at ``offset``."""
         self._recovery_point = offset
         self._generation += 1
+
+
+class LogFlushPolicy:
+    """When one ``LocalLog`` flushes: on demand, and as the log manager's scheduler finds it due.
+
+    Mixed into ``LocalLog``, whose state it reads (its ``LogFlusher``,
+    segments, log end offset, config) and whose ``_check_open`` and
+    ``_io_failed`` it relies on.
+    """
+
+    # The log's state, set by ``LocalLog.__init__``.
+    _config: LogConfig
+    _segments: LogSegments
+    _flusher: LogFlusher
+    _next_offset: int
+    _closed: bool
+    _check_open: Callable[[], None]
+    active_segment: LogSegment
+    unflushed_messages: int
+
+    @reports_io_errors
+    def flush(self, up_to_offset: int | None = None) -> None:
+        """fsync every segment holding offsets below ``up_to_offset`` (default: all)."""
+        self._check_open()
+        self._flusher.flush(self._next_offset if up_to_offset is None else min(up_to_offset, self._next_offset))
+
+    def mark_directory_dirty(self) -> None:
+        """A file was created or renamed in the partition directory: the next flush fsyncs the directory."""
+        self._flusher.mark_directory_dirty()
+
+    def add_before_flush(self, callback: Callable[[], bool | None]) -> None:
+        """Run ``callback`` before every flush, so what it syncs is on disk before the data it describes."""
+        self._flusher.add_before_flush(callback)
+
+    def needs_scheduled_flush(self, now_ms: int) -> bool:
+        """Whether ``flush_rolled_segments`` or ``flush_if_due`` has work: checked for every log every second,
+        so it costs a few attribute reads."""
+        if self._closed:
+            return False
+        recovery_point = self._flusher.recovery_point
+        if recovery_point >= self._next_offset:
+            return False
+        segment = self._segments.last
+        if segment is not None and recovery_point < segment.base_offset:
+            return True
+        return now_ms - self._flusher.last_flush_ms >= self._config.flush_ms
+
+    @reports_io_errors
+    def flush_if_due(self, now_ms: int) -> bool:
+        """Apply ``flush.ms``: flush when unflushed data waited that long."""
+        if self._closed or self.unflushed_messages == 0:
+            return False
+        if now_ms - self._flusher.last_flush_ms < self._config.flush_ms:
+            return False
+        self.flush()
+        return True
+
+    @reports_io_errors
+    def flush_rolled_segments(self) -> bool:
+        """fsync segments that rolled since the last flush (up to the active segment)."""
+        if self._closed:
+            return False
+        active_base = self.active_segment.base_offset
+        if self._flusher.recovery_point >= active_base:
+            return False
+        self.flush(active_base)
+        return True
+
+    @reports_io_errors
+    def begin_scheduled_flush(self, now_ms: int) -> PendingFlush | None:
+        """What ``flush_rolled_segments`` and ``flush_if_due`` would fsync, prepared to run off the writer's
+        thread (see ``LogFlusher.begin``); None when neither has work."""
+        if self._closed:
+            return None
+        due = self.unflushed_messages > 0 and now_ms - self._flusher.last_flush_ms >= self._config.flush_ms
+        active_base = self.active_segment.base_offset
+        if due:
+            return self._flusher.begin(self._next_offset)
+        if self._flusher.recovery_point < active_base:
+            return self._flusher.begin(active_base)
+        return None
+
+    @reports_io_errors
+    def complete_flush(self, pending: PendingFlush) -> None:
+        """Take the outcome of a flush from ``begin_scheduled_flush`` once its fsyncs ran."""
+        if not self._closed:
+            self._flusher.complete(pending)
