@@ -77,6 +77,7 @@ from broker_core.server.replica_manager import ReplicaManager
 from broker_core.server.replica_state_changes import ReplicaStateChanges
 from broker_core.server.socket_server import SocketServer
 from broker_core.server.topic_admin import EmbeddedTopicAdmin
+from broker_core.server.topic_config_handler import TopicConfigHandler
 from broker_core.server.topic_manager import TopicManager
 from broker_core.server.txn_marker_channel import TxnMarkerChannel
 from broker_core.server.zk_admin_manager import ZkAdminManager
@@ -159,8 +160,9 @@ class Broker:
         file_limit = raise_open_file_limit()
         topic_configs: dict[str, dict[str, str]] = {}
         if self.cluster_mode:
+            topics_changed = TopicConfigHandler(lambda: self.replicas, self._call_soon).process_config_changes
             self.membership = ClusterMembership(
-                config, clock=self._clock, on_fatal=self._fail_from_thread, on_topic_config=self._topic_config_changed
+                config, clock=self._clock, on_fatal=self._fail_from_thread, on_topic_config=topics_changed
             )
             await asyncio.to_thread(self.membership.connect)
             self.store = self.membership.store
@@ -366,21 +368,6 @@ class Broker:
                                                                next_producer_id=self._producer_ids.next_id)
 
     # --- cluster callbacks ---------------------------------------------------------------------
-
-    def _topic_config_changed(self, topic: str, configs: dict[str, str]) -> None:
-        """On a ZooKeeper thread: a topic's overrides changed somewhere in the cluster; apply them here."""
-
-        def apply() -> None:
-            if self.replicas is None:
-                return
-            try:
-                self.replicas.update_topic_config(topic, configs)
-            except Exception as exc:
-                logger.error("cannot apply the new configs of topic %s: %s", topic, exc)
-                return
-            logger.info("reloaded the config overrides of topic %s: %s", topic, configs)
-
-        self._call_soon(apply)
 
     def _fail_from_thread(self, exc: BaseException) -> None:
         self._call_soon(lambda: self._stop_with(exc))
