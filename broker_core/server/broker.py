@@ -11,102 +11,82 @@ hosted partitions, request handlers, then the listeners, so no request
 arrives before the partitions it names are open; a cluster broker contends
 for controller last. Shutdown runs the same way backwards, a cluster broker
 first moving its leadership away (controlled shutdown) while it still
-serves, and ends with checkpoints, so the next start skips log recovery.
+serves, and ends with checkpoints, so the next start skips log recovery;
+serving stops in bounded time (``broker_shutdown``).
 
-Serving stops before anything it needs: the listeners close, connections read
-no more requests, requests still queued are dropped and parked ones (long-poll
-fetches, delayed produces) get ``SHUTDOWN_PARKED_GRACE_S`` to complete; the
-writers answer what was handled within ``SHUTDOWN_FLUSH_GRACE_S`` (a client
-that does not read its answers is cut off then), and every connection is
-closed before the rest of the broker stops. A stop therefore ends in bounded
-time however many clients are connecting or sending meanwhile.
-
-Every listener is served (``socket_server``); the requests of each are
-handled with a context of their own, whose metadata view names the brokers
-by their endpoints on that listener (Kafka's rule), so clients and brokers
-can be told different addresses.
+Every listener is served (``socket_server``), its connections held by the
+``processor``; the requests of each are handled with a context of their own,
+whose metadata view names the brokers by their endpoints on that listener
+(Kafka's rule), so clients and brokers can be told different addresses. The
+periodic jobs run on the ``broker_scheduler``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import inspect
 import logging
 import time
-from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any, Callable
 
 from broker_core.cluster.endpoint import EndPoint
 from broker_core.cluster.local_store import LocalMetadataStore
 from broker_core.cluster.metadata_store import BrokerRegistration, MetadataStore
+from broker_core.cluster.zk.client import ZkSession
 from broker_core.cluster.zk.partition_state_zk import PartitionStateZk
 from broker_core.config.broker_config import BrokerConfig
 from broker_core.config.dynamic_broker_config import LOG_CONFIGS, SOCKET_SERVER_CONFIGS
 from broker_core.config.errors import ConfigError
 from broker_core.config.topic_config import to_log_config_kwargs
-from broker_core.coordinator.group import GroupConfig, GroupCoordinator
-from broker_core.coordinator.group.consumer_group.consumer_group_config import ConsumerGroupConfig
+from broker_core.coordinator.group import GroupCoordinator
 from broker_core.coordinator.leadership_listener import CoordinatorLeadershipListener
-from broker_core.coordinator.scheduler import LoopScheduler
 from broker_core.coordinator.transaction import TransactionCoordinator, TransactionStateManager, TxnConfig
 from broker_core.metrics.broker_metrics import BrokerMetrics
 from broker_core.metrics.cleaner_metrics import CleanerCollector
 from broker_core.metrics.fetch_session_metrics import FetchSessionCollector
 from broker_core.metrics.listener_address import PROPERTY as METRICS_LISTENER
 from broker_core.metrics.listener_address import parse_metrics_listener
-from broker_core.security.authorizer.acl_store import FileAclStore, ZkAclStore
-from broker_core.security.authorizer.authorizer import Authorizer, authorizer_enabled, parse_super_users
-from broker_core.security.credentials import FileScramCredentialStore, ZkScramCredentialStore
-from broker_core.security.inter_broker import InterBrokerSecurity
-from broker_core.security.principal import NoMatchingRuleError
+from broker_core.security.authorizer.authorizer import Authorizer
 from broker_core.security.quotas.client_quota_manager import ClientQuotaManager
 from broker_core.security.quotas.quota_store import FileClientQuotaStore, ZkClientQuotaStore
 from broker_core.security.quotas.rate_sensor import RateConfig
+from broker_core.server.broker_coordinators import CoordinatorWiring
+from broker_core.server.broker_scheduler import BrokerScheduler, schedule_log_jobs
+from broker_core.server.broker_shutdown import move_leadership_away, stop_serving
 from broker_core.server.clean_plan_service import CleanPlanService
 from broker_core.server.cluster_membership import ClusterMembership
+from broker_core.server.config_stores import acl_authorizer, client_quota_store, credential_store, dynamic_config_store
 from broker_core.server.connection import ClientConnection
-from broker_core.server.connection_quotas import ConnectionLimits, least_recently_used
+from broker_core.server.connection_quotas import ConnectionLimits
 from broker_core.server.context import BrokerContext
-from broker_core.server.controlled_shutdown import ControlledShutdown
 from broker_core.server.dispatch import RequestDispatcher
 from broker_core.server.dynamic_config_manager import DynamicConfigManager
-from broker_core.server.dynamic_config_store import FileDynamicConfigStore, ZkDynamicConfigStore
 from broker_core.server.fetch_session.fetch_manager import FetchManager
 from broker_core.server.handlers import bind_handlers, served_apis
-from broker_core.server.handlers.consumer_group_heartbeat import TopicIdCache
-from broker_core.server.idle_expiry import IdleExpiryManager, scan_interval_s
-from broker_core.server.internal_topic_adapter import BrokerInternalTopic
 from broker_core.server.isr_manager import IsrManager
 from broker_core.server.log_cleaner_service import start_log_cleaner
+from broker_core.server.log_dir_failure_handler import LogDirFailureHandler
 from broker_core.server.memory_pool import MemoryPool
 from broker_core.server.metadata_cache import MetadataCache
-from broker_core.server.metadata_view import MetadataView, StoreMetadataView, leader_of
+from broker_core.server.metadata_view import MetadataView, StoreMetadataView
 from broker_core.server.partition_limits import LOG_MAX_OPEN_FILES, raise_open_file_limit, segment_file_cap
+from broker_core.server.processor import Processor, RequestHandling
 from broker_core.server.producer_ids import ProducerIdManager
 from broker_core.server.purgatory import FetchPurgatory
 from broker_core.server.replica_manager import ReplicaManager
 from broker_core.server.replica_state_changes import ReplicaStateChanges
-from broker_core.server.socket_server import SocketServer, connection_security
+from broker_core.server.socket_server import SocketServer
 from broker_core.server.topic_admin import EmbeddedTopicAdmin
+from broker_core.server.topic_config_handler import TopicConfigHandler
 from broker_core.server.topic_manager import TopicManager
 from broker_core.server.txn_marker_channel import TxnMarkerChannel
-from broker_core.server.txn_marker_writer import BrokerMarkerWriter
 from broker_core.server.zk_admin_manager import ZkAdminManager
 from broker_core.storage.cleaner.log_cleaner import LogCleaner
 from broker_core.storage.config import LogConfig
-from broker_core.storage.errors import LogDirError
-from broker_core.storage.log_flusher import run_flushes
 from broker_core.storage.log_manager import LogManager
-from spate.protocol.internal_records.consumer_offsets import CONSUMER_OFFSETS_TOPIC
 from spate.protocol.versions import ADVERTISED_VERSIONS
-from spate.structs import TopicPartition
 
 logger = logging.getLogger(__name__)
-
-# On stop: how long parked requests may still complete, then how long writers may take to send what was answered.
-SHUTDOWN_PARKED_GRACE_S = 0.5
-SHUTDOWN_FLUSH_GRACE_S = 2.0
 
 
 def wall_clock_ms() -> int:
@@ -115,19 +95,15 @@ def wall_clock_ms() -> int:
 
 class Broker:
     def __init__(self, config: BrokerConfig, *, clock: Callable[[], int] = wall_clock_ms) -> None:
-        self._socket_server = SocketServer(config, self._on_connection, clock=clock)
+        self._socket_server = SocketServer(config, lambda *accepted: self._processor.serve(*accepted), clock=clock)
         self.cluster_mode = config.zookeeper_connect is not None
         if self.cluster_mode and not (config.is_set("broker.id") or config.is_set("node.id")):
             raise ConfigError("is required when zookeeper.connect is set: each broker of a cluster needs its own id",
                               key="broker.id")
         self.config = config
         self._clock = clock
-        self._connections: dict[asyncio.Task[None], ClientConnection] = {}
-        # Closed to make room past max.connections, until their handlers return and their slots are free.
-        self._closed_for_limit: set[ClientConnection] = set()
-        # queued.max.request.bytes: request bytes read and not yet answered, across connections.
-        self._memory_pool = MemoryPool(config.get_int("queued.max.request.bytes"))
-        self._background: list[asyncio.Task[None]] = []
+        self._processor = Processor(self._socket_server, MemoryPool(config.get_int("queued.max.request.bytes")))
+        self._scheduler = BrokerScheduler()
         self._stopped = asyncio.Event()
         self._fatal: BaseException | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -159,7 +135,7 @@ class Broker:
     @property
     def open_connections(self) -> list[ClientConnection]:
         """The client connections served now, each with its listener, peer and principal."""
-        return list(self._connections.values())
+        return self._processor.open_connections
 
     @property
     def failed_authentications(self) -> int:
@@ -184,8 +160,9 @@ class Broker:
         file_limit = raise_open_file_limit()
         topic_configs: dict[str, dict[str, str]] = {}
         if self.cluster_mode:
+            topics_changed = TopicConfigHandler(lambda: self.replicas, self._call_soon).process_config_changes
             self.membership = ClusterMembership(
-                config, clock=self._clock, on_fatal=self._fail_from_thread, on_topic_config=self._topic_config_changed
+                config, clock=self._clock, on_fatal=self._fail_from_thread, on_topic_config=topics_changed
             )
             await asyncio.to_thread(self.membership.connect)
             self.store = self.membership.store
@@ -194,20 +171,17 @@ class Broker:
         else:
             config.metadata_dir.mkdir(parents=True, exist_ok=True)
             self.store = LocalMetadataStore.in_directory(config.metadata_dir)
-        # SCRAM users: ZooKeeper's /config/users in a cluster, a file beside the embedded metadata store.
-        self.credentials = (ZkScramCredentialStore(self.membership.session) if self.membership is not None
-                            else FileScramCredentialStore(config.metadata_dir))
+        # SCRAM users, ACLs, client quotas and dynamic configs: ZooKeeper in a cluster, files when embedded.
+        session = self.membership.session if self.membership is not None else None
+        self.credentials = credential_store(session, config.metadata_dir)
         for security in self._socket_server.security.values():
             security.credentials = self.credentials
-        await asyncio.to_thread(self._start_authorizer)
-        # Client quotas: the same znodes (or a file beside the metadata), and the rates of the clients.
-        self.quota_store = await asyncio.to_thread(
-            lambda: ZkClientQuotaStore(self.membership.session) if self.membership is not None
-            else FileClientQuotaStore(config.metadata_dir))
+        await asyncio.to_thread(self._start_authorizer, session)
+        self.quota_store = await asyncio.to_thread(client_quota_store, session, config.metadata_dir)
         self.quotas = ClientQuotaManager(self.quota_store, RateConfig(
             config.get_int("quota.window.num"), config.get_int("quota.window.size.seconds")))
         # Dynamic broker configs: in force from the start, as Kafka reads /config/brokers before its logs.
-        self.dynamic_config = await asyncio.to_thread(self._open_dynamic_config)
+        self.dynamic_config = await asyncio.to_thread(self._open_dynamic_config, session)
         config = self.config = self.dynamic_config.current
         default_log_config = LogConfig(**to_log_config_kwargs(config))
         log_manager = LogManager(
@@ -223,8 +197,10 @@ class Broker:
             purgatory=FetchPurgatory(),
         )
         self._follow_dynamic_config()
+        failures = LogDirFailureHandler(replicas=self.replicas, node_id=config.node_id, membership=self.membership,
+                                        scheduler=self._scheduler, stop_broker=self._stop_with)
         # Reported from inside a log operation: handled on the loop's next turn, once that operation has failed.
-        log_manager.failures.on_failure = lambda log_dir: self._call_soon(lambda: self._on_log_dir_failure(log_dir))
+        log_manager.failures.on_failure = lambda log_dir: self._call_soon(lambda: failures.handle(log_dir))
         # Bind before registering so an ephemeral port (0) is advertised correctly.
         await self._socket_server.bind()
         endpoints = self._socket_server.advertised_endpoints()
@@ -232,7 +208,6 @@ class Broker:
             context, view = await self._start_cluster(endpoints)
         else:
             context, view = self._start_embedded(endpoints)
-        self._versions = context.versions
         self._dispatcher = RequestDispatcher(
             {
                 name: bind_handlers(self._listener_context(context, view, name), cluster=self.cluster_mode)
@@ -243,6 +218,10 @@ class Broker:
             metrics=self.metrics.requests if self.metrics is not None else None,
         )
         self._dispatcher.start()
+        self._processor.handle_requests_with(RequestHandling(
+            self._dispatcher, context.versions, max_request_size=config.get_int("socket.request.max.bytes"),
+            quotas=self.quotas,
+        ))
         if self.metrics is not None:
             self._watch_state(view)
         self._start_background_tasks(log_manager)
@@ -338,16 +317,14 @@ class Broker:
             **cluster,
         )
 
-    def _open_dynamic_config(self) -> DynamicConfigManager:
+    def _open_dynamic_config(self, session: ZkSession | None) -> DynamicConfigManager:
         """/config/brokers in a cluster (every broker follows its change notifications), else a file."""
-        if self.membership is None:
-            return DynamicConfigManager(self.config, FileDynamicConfigStore(self.config.metadata_dir))
         def reload() -> None:
             if self.dynamic_config is not None:
                 self.dynamic_config.reload_from_thread()
 
-        store = ZkDynamicConfigStore(self.membership.session, on_change=reload)
-        return DynamicConfigManager(self.config, store, call_soon=self._call_soon)
+        store = dynamic_config_store(session, self.config.metadata_dir, on_change=reload)
+        return DynamicConfigManager(self.config, store, call_soon=self._call_soon if session is not None else None)
 
     def _follow_dynamic_config(self) -> None:
         """What a running broker applies of a dynamic config change: log defaults and connection limits."""
@@ -360,16 +337,11 @@ class Broker:
         self.dynamic_config.add_reconfigurable(SOCKET_SERVER_CONFIGS, limit_connections)
         limit_connections(self.config, self.dynamic_config.current)  # the socket server was made with the file's
 
-    def _start_authorizer(self) -> None:
+    def _start_authorizer(self, session: ZkSession | None) -> None:
         """authorizer.class.name set: ACLs from ZooKeeper (a cluster) or a file beside the embedded store."""
-        config = self.config
-        if not authorizer_enabled(config.get_str("authorizer.class.name")):
-            return
-        store = (ZkAclStore(self.membership.session) if self.membership is not None
-                 else FileAclStore(config.metadata_dir))
-        self.authorizer = Authorizer(store, super_users=parse_super_users(config.get_str("super.users")),
-                                     allow_if_no_acl=config.get_bool("allow.everyone.if.no.acl.found"))
-        self.authorizer.start()
+        self.authorizer = acl_authorizer(session, self.config)
+        if self.authorizer is not None:
+            self.authorizer.start()
 
     def _listener_context(self, context: BrokerContext, view: StoreMetadataView | MetadataCache,
                           listener_name: str) -> BrokerContext:
@@ -383,96 +355,27 @@ class Broker:
     def _build_coordinators(self, store: Any, topics: Any, view: MetadataView) -> None:
         """The group and transaction coordinators over ``store`` (what reads their topics) and ``topics``
         (what creates them): the local store and topic manager embedded, the cache and admin path in a cluster."""
-        loop = asyncio.get_running_loop()
-        group_config = GroupConfig.from_broker_config(self.config)
-        offsets_topic = BrokerInternalTopic(group_config.offsets_topic_spec, store=store, topics=topics,
-                                            replicas=self.replicas)
-        groups = self._group_coordinator = GroupCoordinator(
-            group_config,
-            offsets_topic,
-            LoopScheduler(loop, self._clock),
+        wiring = CoordinatorWiring(self.config, self.replicas, store, topics, view, self._clock,
+                                   asyncio.get_running_loop())
+        groups = self._group_coordinator = wiring.group_coordinator(
             # Built next; TxnOffsetCommit requests only arrive once both exist.
             txn_verifier=lambda *request: self._txn_coordinator.verify_offset_commit(*request),
-            consumer_config=ConsumerGroupConfig.from_broker_config(self.config),
-            topic_ids=TopicIdCache(view).as_topic_ids(),
         )
         txn_config = TxnConfig.from_broker_config(self.config)
-        state = self._txn_state = TransactionStateManager(
-            BrokerInternalTopic(txn_config.state_log_spec, store=store, topics=topics, replicas=self.replicas),
-            partitions=txn_config.state_log_partitions,
-        )
-        def partition_exists(tp: TopicPartition) -> bool:
-            count = view.partition_count(tp.topic)
-            return count is not None and 0 <= tp.partition < count
-
-        def leader_endpoint(tp: TopicPartition) -> tuple[int, str, int] | None:
-            leader = leader_of(view, tp.topic, tp.partition)
-            return None if leader is None else (leader.broker_id, leader.host, leader.port)
-
-        self._marker_channel = TxnMarkerChannel(client_id=f"broker-{self.config.node_id}-txn-markers",
-                                                security=InterBrokerSecurity.from_config(self.config))
-        markers = BrokerMarkerWriter(
-            replicas=self.replicas,
-            partition_exists=partition_exists,
-            leader_of=leader_endpoint,
-            channel=self._marker_channel,
-            on_offsets_marker=lambda partition, producer_id, commit: groups.complete_transactional_offsets(
-                offsets_partition=partition, producer_id=producer_id, commit=commit
-            ),
-            clock=self._clock,
-            replication_timeout_ms=self.config.get_int("request.timeout.ms"),
-        )
-
-        def offsets_partition_for(group_id: str) -> TopicPartition:
-            groups.ensure_offsets_topic()
-            return TopicPartition(CONSUMER_OFFSETS_TOPIC, groups.partition_for(group_id))
-
-        self._txn_coordinator = TransactionCoordinator(
-            txn_config,
-            state,
-            markers,
-            LoopScheduler(loop, self._clock),
-            next_producer_id=self._producer_ids.next_id,
-            partition_exists=partition_exists,
-            offsets_partition_for=offsets_partition_for,
-        )
+        state = self._txn_state = wiring.transaction_state(txn_config)
+        self._marker_channel = wiring.marker_channel()
+        self._txn_coordinator = wiring.transaction_coordinator(txn_config, state, self._marker_channel, groups,
+                                                               next_producer_id=self._producer_ids.next_id)
 
     # --- cluster callbacks ---------------------------------------------------------------------
 
-    def _topic_config_changed(self, topic: str, configs: dict[str, str]) -> None:
-        """On a ZooKeeper thread: a topic's overrides changed somewhere in the cluster; apply them here."""
-
-        def apply() -> None:
-            if self.replicas is None:
-                return
-            try:
-                self.replicas.update_topic_config(topic, configs)
-            except Exception as exc:
-                logger.error("cannot apply the new configs of topic %s: %s", topic, exc)
-                return
-            logger.info("reloaded the config overrides of topic %s: %s", topic, configs)
-
-        self._call_soon(apply)
-
-    def _on_log_dir_failure(self, log_dir: Path) -> None:
-        """A log dir failed I/O: its partitions go offline here, the controller moves their leadership; with
-        no log dir left the broker stops (Kafka halts it)."""
-        gone = self.replicas.handle_log_dir_failure(log_dir)
-        logger.error("log dir %s failed: %d partition(s) offline on broker %d: %s", log_dir, len(gone),
-                     self.config.node_id, ", ".join(f"{topic}-{index}" for topic, index in gone) or "none")
-        if not self.replicas.log_manager.failures.live_dirs:
-            self._fatal = self._fatal or LogDirError(log_dir, "every log dir of this broker has failed")
-            self.request_stop()
-        elif self.membership is not None:
-            self._background.append(asyncio.create_task(
-                asyncio.to_thread(self.membership.report_log_dir_failure), name="log-dir-event"))
-
     def _fail_from_thread(self, exc: BaseException) -> None:
-        def fail() -> None:
-            self._fatal = self._fatal or exc
-            self.request_stop()
+        self._call_soon(lambda: self._stop_with(exc))
 
-        self._call_soon(fail)
+    def _stop_with(self, exc: BaseException) -> None:
+        """Stop the broker; :meth:`serve_until_stopped` raises ``exc`` (the first one, when several come)."""
+        self._fatal = self._fatal or exc
+        self.request_stop()
 
     def _call_soon(self, callback: Callable[[], None]) -> None:
         loop = self._loop
@@ -482,108 +385,15 @@ class Broker:
             except RuntimeError:  # the loop closed in between: the broker is gone
                 pass
 
-    # --- background jobs and connections -------------------------------------------------------
+    # --- background jobs ---------------------------------------------------------------------
 
     def _start_background_tasks(self, log_manager: LogManager) -> None:
-        config = self.config
-        jobs = [
-            ("retention", config.get_int("log.retention.check.interval.ms"), self._run_retention),
-            # Also fsyncs segments that rolled, which advances the recovery point.
-            ("flush", min(config.log_flush_interval_ms, 1000), self._flush_job(log_manager)),
-            ("checkpoint", config.get_int("log.flush.offset.checkpoint.interval.ms"), self.replicas.checkpoint_all),
-            # The fsyncs run off the event loop: on a busy disk they would stall every connection.
-            ("high-watermark-checkpoint", config.get_int("replica.high.watermark.checkpoint.interval.ms"),
-             lambda: asyncio.to_thread(self.replicas.high_watermarks_writer())),
-            ("segment-deletes", 1000, lambda: log_manager.run_pending_deletes(self._clock())),
-        ]
-        for name, interval_ms, job in jobs:
-            if 0 < interval_ms < 2**31:
-                self._background.append(asyncio.create_task(self._every(name, interval_ms, job), name=name))
-        max_idle_ms = config.get_int("connections.max.idle.ms")
+        schedule_log_jobs(self._scheduler, self.config, self.replicas, log_manager, self._clock, self.metrics)
+        max_idle_ms = self.config.get_int("connections.max.idle.ms")
         if max_idle_ms >= 0:
-            self._background.append(asyncio.create_task(self._expire_idle_connections(max_idle_ms),
-                                                        name="idle-connections"))
+            self._scheduler.spawn(self._processor.expire_idle_connections(max_idle_ms), name="idle-connections")
 
-    def _flush_job(self, log_manager: LogManager) -> Callable[[], Awaitable[int]]:
-        """Scheduled flushes: prepared and completed on the loop, their fsyncs on a worker thread."""
-        async def flush() -> int:
-            pending = log_manager.begin_scheduled_flushes(self._clock())
-            if not pending:
-                return 0
-            await asyncio.to_thread(run_flushes, pending)
-            return log_manager.complete_flushes(pending)
-
-        if self.metrics is None:
-            return flush
-        log_flush = self.metrics.log_flush
-        return lambda: log_flush.timed_async(flush)
-
-    def _run_retention(self) -> None:
-        deleted = self.replicas.log_manager.run_retention(self._clock())
-        if deleted:
-            logger.info("retention deleted %d segment(s)", deleted)
-
-    async def _every(self, name: str, interval_ms: int, job: Callable[[], object]) -> None:
-        """Run ``job`` every ``interval_ms``; a job returning an awaitable is awaited, so runs never overlap."""
-        while True:
-            await asyncio.sleep(interval_ms / 1000)
-            try:
-                result = job()
-                if inspect.isawaitable(result):
-                    await result
-            except Exception:
-                logger.exception("background job %s failed", name)
-
-    async def _expire_idle_connections(self, max_idle_ms: int) -> None:
-        """connections.max.idle.ms: close connections that completed no request for that long."""
-        expiry: IdleExpiryManager[ClientConnection] = IdleExpiryManager(max_idle_ms)
-        while True:
-            await asyncio.sleep(scan_interval_s(max_idle_ms))
-            for connection in expiry.expired(self._connections.values()):
-                logger.debug("closing %s: no request for %d ms (connections.max.idle.ms)", connection.peer,
-                             max_idle_ms)
-                connection.abort()
-
-    async def _on_connection(self, listener_name: str, reader: asyncio.StreamReader,
-                             writer: asyncio.StreamWriter) -> None:
-        try:
-            security = connection_security(self._socket_server.security[listener_name], writer)
-        except NoMatchingRuleError as exc:
-            logger.info("closing a TLS connection on listener %s: %s", listener_name, exc)
-            writer.close()
-            return
-        connection = ClientConnection(
-            reader, writer, self._dispatcher, listener_name=listener_name, versions=self._versions,
-            max_request_size=self.config.get_int("socket.request.max.bytes"), memory_pool=self._memory_pool,
-            quotas=self.quotas, **security,
-        )
-        task = asyncio.current_task()
-        self._connections[task] = connection
-        self._close_excess_connections(listener_name)
-        try:
-            await connection.serve()
-        except Exception:
-            logger.exception("connection %s failed", connection.peer)
-        finally:
-            self._connections.pop(task, None)
-            self._closed_for_limit.discard(connection)
-
-    def _close_excess_connections(self, listener_name: str) -> None:
-        """The inter-broker listener took the broker past max.connections: close as many least recently used
-        connections of the other listeners, as Kafka's processors do."""
-        quotas = self._socket_server.quotas
-        excess = quotas.excess_connections() - len(self._closed_for_limit)
-        if excess <= 0:
-            return
-        open_ones = (c for c in self._connections.values() if c not in self._closed_for_limit)
-        for connection in least_recently_used(open_ones, quotas.limits.protected_listener, excess):
-            logger.info(
-                "closing %s on listener %s, the least recently used connection: max.connections=%d is reached "
-                "and the inter-broker listener %s accepted one more", connection.peer, connection.listener_name,
-                quotas.limits.max_connections, listener_name,
-            )
-            self._closed_for_limit.add(connection)
-            connection.abort()
+    # --- shutdown ------------------------------------------------------------------------------
 
     async def serve_until_stopped(self) -> None:
         """Wait for a stop request; raises what stopped the broker if something failed (the controller)."""
@@ -597,10 +407,10 @@ class Broker:
     async def stop(self) -> None:
         """Move leadership away (cluster), stop serving (bounded), checkpoint and close every log."""
         if self._serving and self.membership is not None and self._fatal is None:
-            await self._controlled_shutdown()
-        await self._stop_serving()
-        for task in self._background:
-            task.cancel()
+            await move_leadership_away(self.config, self.membership, self.metadata_cache)
+        self._serving = False
+        await stop_serving(self._socket_server, self._processor, self._dispatcher)
+        self._scheduler.cancel_all()
         if self._log_cleaner is not None:
             await asyncio.to_thread(self._log_cleaner.shutdown)
         if self._group_coordinator is not None:
@@ -613,7 +423,7 @@ class Broker:
             await self._isr_manager.close()
         if self.replicas is not None:
             await self.replicas.shutdown_fetchers()
-        await asyncio.gather(*self._background, return_exceptions=True)
+        await self._scheduler.join()
         if self._admin is not None:
             await self._admin.close()
         if self._producer_ids is not None:
@@ -637,37 +447,3 @@ class Broker:
             self.metrics.stop_timing()
             await asyncio.to_thread(self.metrics.close)
         logger.info("broker %d stopped cleanly", self.config.node_id)
-
-    async def _stop_serving(self) -> None:
-        """Stop accepting and reading, let handled requests be answered, then close every connection; bounded."""
-        self._serving = False
-        self._socket_server.stop_accepting()
-        # Connections stop their own reader and writer tasks; cancelling the
-        # connection task itself would race the stream machinery's callbacks.
-        for connection in list(self._connections.values()):
-            connection.stop_reading()
-        if self._dispatcher is not None:
-            await self._dispatcher.stop(grace_s=SHUTDOWN_PARKED_GRACE_S)
-        # Every writer now ends at its first dropped request, or once it has sent all it has.
-        tasks = set(self._socket_server.connection_tasks)
-        if tasks:
-            _, late = await asyncio.wait(tasks, timeout=SHUTDOWN_FLUSH_GRACE_S)
-            for connection in list(self._connections.values()):
-                connection.abort()
-            if late:
-                _, stuck = await asyncio.wait(late, timeout=SHUTDOWN_FLUSH_GRACE_S)
-                if stuck:
-                    logger.warning("%d connection(s) did not close; stopping anyway", len(stuck))
-
-    async def _controlled_shutdown(self) -> None:
-        if not self.config.get_bool("controlled.shutdown.enable"):
-            return
-        cache, membership = self.metadata_cache, self.membership
-        shutdown = ControlledShutdown(
-            config=self.config, find_controller=lambda: membership.find_controller(cache),
-            broker_epoch=membership.broker_epoch,
-        )
-        try:
-            await shutdown.run()
-        except Exception:
-            logger.exception("controlled shutdown failed; stopping anyway")
