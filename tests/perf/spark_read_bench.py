@@ -109,6 +109,7 @@ def prebuilt_arrow_source(records: int, partitions: int, value_size: int):
 
 def read_in_process(bootstrap: str, topic: str, partitions: int, profile: bool) -> tuple[float, int]:
     """Seconds for one process to read every partition with ``read_range``, and the rows read."""
+    from spark_ext.consumer_cache import ConsumerCache
     from spark_ext.offset_ranges import OffsetRange
     from spark_ext.partition_reader import ReadSettings, read_range
     from spate.client import LATEST, Admin, TopicPartition
@@ -123,11 +124,15 @@ def read_in_process(bootstrap: str, topic: str, partitions: int, profile: bool) 
     started = time.perf_counter()
     if profiler is not None:
         profiler.enable()
+    # As an executor does: each consumer goes back to a cache, and is not closed (closing waits for the
+    # fetch it has in flight, up to fetch.max.wait.ms) inside the timed read.
+    cache = ConsumerCache()
     for rng in ranges:
-        rows += sum(batch.num_rows for batch in read_range(rng, settings))
+        rows += sum(batch.num_rows for batch in read_range(rng, settings, cache=cache))
     if profiler is not None:
         profiler.disable()
     seconds = time.perf_counter() - started
+    cache.close()
     if profiler is not None:
         out = io.StringIO()
         pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(15)
