@@ -9,6 +9,7 @@ from typing import Awaitable, Callable
 import pytest
 
 from broker_core.replication.fetch_state import FetchPhase, InitialFetchState
+from broker_core.replication.leader_endpoint import LeaderUnreachableError
 from broker_core.replication.partition import Partition
 from broker_core.replication.replica_fetcher import ReplicaFetcher
 from broker_core.storage.config import LogConfig
@@ -311,6 +312,33 @@ def test_an_unreachable_leader_is_retried_after_the_backoff_until_it_answers(tmp
         h.leader.unreachable = False
         await h.caught_up()
         await h.stop()
+
+    run(scenario)
+
+
+@pytest.mark.timeout(30)  # without the guard, the loop outlives asyncio.run's cancellation and never ends
+def test_a_stop_ends_the_fetcher_even_when_the_cancel_is_swallowed_on_its_way(tmp_path: Path) -> None:
+    # Python 3.11's wait_for can turn a cancel that meets a failing exchange into that exchange's error.
+    h = Harness(leader_partition(tmp_path / "leader"), new_follower(tmp_path / "follower"))
+    answering = asyncio.Event()
+
+    async def swallowing_fetch(_positions: object) -> dict:
+        answering.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            raise LeaderUnreachableError("connection closed while stopping") from None
+        return {}
+
+    h.leader.fetch = swallowing_fetch  # type: ignore[method-assign]
+
+    async def scenario() -> None:
+        h.start()
+        await asyncio.wait_for(answering.wait(), 5)
+        task = h.fetcher.stop()
+        assert task is not None
+        done, _ = await asyncio.wait([task], timeout=5)
+        assert done == {task} and task.cancelled()
 
     run(scenario)
 
