@@ -42,6 +42,7 @@ import asyncio
 import logging
 from typing import Callable, Iterable, Mapping, Protocol
 
+from broker_core.cancellation import raise_if_cancelled
 from broker_core.replication.fetch_state import FetchPhase, InitialFetchState, PartitionFetchState
 from broker_core.replication.leader_endpoint import (
     BrokerEndpoint,
@@ -160,7 +161,7 @@ class ReplicaFetcher:
     async def _run(self) -> None:
         try:
             while True:
-                _stop_if_cancelled()
+                raise_if_cancelled()
                 await self._wait_until_ready()
                 try:
                     await self._maybe_truncate()
@@ -175,7 +176,7 @@ class ReplicaFetcher:
         """Until some partition is due: a delay ran out or partitions were added."""
         loop = asyncio.get_running_loop()
         while True:
-            _stop_if_cancelled()
+            raise_if_cancelled()
             now = loop.time()
             if any(state.ready(now) for state in self._states.values()):
                 return
@@ -370,19 +371,6 @@ class ReplicaFetcher:
             else:
                 logger.info("%s: looking up the leader's offsets of %s failed: %s; retrying", self, tp, exc)
                 self._delay([state])
-
-
-def _stop_if_cancelled() -> None:
-    """Raise CancelledError when this task was cancelled, even if the cancel was swallowed on its way.
-
-    On Python 3.11 ``asyncio.wait_for`` returns (or raises) its awaitable's
-    outcome when a cancel arrives just as that awaitable completes, so a
-    stopped fetcher could take the cancel as an unreachable leader and go on
-    retrying for good. The task still counts the request (``cancelling``).
-    """
-    task = asyncio.current_task()
-    if task is not None and task.cancelling():
-        raise asyncio.CancelledError()
 
 
 # Answers a follower sees while the controller's news travels; not worth a warning each time.

@@ -26,6 +26,7 @@ import logging
 from dataclasses import dataclass
 from typing import Callable, NamedTuple, Sequence
 
+from broker_core.cancellation import raise_if_cancelled
 from broker_core.coordinator.transaction.txn_markers import MarkerRequest
 from broker_core.security.inter_broker import PLAINTEXT, InterBrokerSecurity
 from spate.protocol import ApiKey, ClientConnection, ErrorCode, ProtocolError
@@ -92,6 +93,7 @@ class _Destination:
     async def _run(self) -> None:
         try:
             while True:
+                raise_if_cancelled()
                 await self._wakeup.wait()
                 self._wakeup.clear()
                 while self._queue:
