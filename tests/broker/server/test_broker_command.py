@@ -62,10 +62,15 @@ def test_a_bad_gc_policy_stops_the_start_naming_the_variable():
 def test_the_started_broker_freezes_its_start_up_heap_and_says_so(tmp_path):
     broker = BrokerProcess(tmp_path).start()
     try:
-        log = broker.log_path.read_text()
+        # Applied right after the listeners open, so the line may follow the broker's readiness.
+        deadline, lines = time.monotonic() + 15, []
+        while not lines and time.monotonic() < deadline:
+            lines = [line for line in broker.log_path.read_text().splitlines() if "garbage collector" in line]
+            time.sleep(0.05)
     finally:
         broker.stop()
-    line = next(line for line in log.splitlines() if "garbage collector" in line)
+    assert lines, "the broker never logged its garbage-collector policy"
+    line = lines[0]
     assert "server policy" in line and "thresholds (5000, 10, 10)" in line
     assert int(line.split("(")[1].split(" objects")[0]) > 10_000  # modules, config, the broker's objects
 
