@@ -161,7 +161,6 @@ class ReplicaFetcher:
     async def _run(self) -> None:
         try:
             while True:
-                raise_if_cancelled()
                 await self._wait_until_ready()
                 try:
                     await self._maybe_truncate()
@@ -176,7 +175,7 @@ class ReplicaFetcher:
         """Until some partition is due: a delay ran out or partitions were added."""
         loop = asyncio.get_running_loop()
         while True:
-            raise_if_cancelled()
+            raise_if_cancelled()  # asked first thing, so every turn of ``_run`` asks too
             now = loop.time()
             if any(state.ready(now) for state in self._states.values()):
                 return

@@ -51,6 +51,15 @@ class GcPolicy:
             return "python"
         return "server" if self.thresholds == SERVER_THRESHOLDS else ",".join(map(str, self.thresholds))
 
+    def apply(self) -> int:
+        """Apply this policy to the process once the broker has started; returns how many objects were frozen."""
+        if self.thresholds is None:
+            return 0
+        gc.collect()  # what start-up left as garbage is collected, not frozen for good
+        gc.freeze()
+        gc.set_threshold(*self.thresholds)
+        return gc.get_freeze_count()
+
 
 def policy_from_env(environ: Mapping[str, str]) -> GcPolicy:
     """The policy ``SPATE_GC`` names in ``environ`` (the server policy when unset or empty)."""
@@ -70,13 +79,3 @@ def policy_from_env(environ: Mapping[str, str]) -> GcPolicy:
             "(G0 at least 1, none negative), e.g. 5000,10,10"
         )
     return GcPolicy(thresholds)  # type: ignore[arg-type]
-
-
-def apply(policy: GcPolicy) -> int:
-    """Apply ``policy`` to this process once the broker has started; returns how many objects were frozen."""
-    if policy.thresholds is None:
-        return 0
-    gc.collect()  # what start-up left as garbage is collected, not frozen for good
-    gc.freeze()
-    gc.set_threshold(*policy.thresholds)
-    return gc.get_freeze_count()

@@ -61,7 +61,6 @@ def run_start(args: argparse.Namespace) -> int:
 
 
 async def _serve(config, collector) -> None:
-    from broker_core.server import gc_policy
     from broker_core.server.broker import Broker
 
     broker = Broker(config)
@@ -70,7 +69,7 @@ async def _serve(config, collector) -> None:
         loop.add_signal_handler(sig, broker.request_stop)
     try:
         await broker.start()
-        frozen = gc_policy.apply(collector)
+        frozen = collector.apply()
         logging.getLogger(__name__).info(
             "garbage collector: %s policy (%d objects of start-up frozen, thresholds %s)",
             collector.name, frozen, collector.thresholds or "unchanged",

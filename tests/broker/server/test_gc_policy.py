@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from broker_core.server.gc_policy import SERVER_THRESHOLDS, GcPolicy, GcPolicyError, apply, policy_from_env
+from broker_core.server.gc_policy import SERVER_THRESHOLDS, GcPolicy, GcPolicyError, policy_from_env
 
 
 @pytest.mark.parametrize("environ", [{}, {"SPATE_GC": ""}, {"SPATE_GC": "server"}, {"SPATE_GC": " server "}])
@@ -50,12 +50,12 @@ def collected_generations() -> set[int]:
 def test_applying_the_server_policy_freezes_what_is_alive_and_sets_the_thresholds(collector_restored):
     alive = [[n] for n in range(10)]
     assert id(alive) in collected_generations()
-    assert apply(GcPolicy((12_345, 11, 12))) > 0
+    assert GcPolicy((12_345, 11, 12)).apply() > 0
     assert id(alive) not in collected_generations()  # in the permanent generation: never walked again
     assert gc.get_threshold() == (12_345, 11, 12)
 
 
 def test_applying_python_changes_nothing(collector_restored):
     before = gc.get_threshold(), gc.get_freeze_count()
-    assert apply(GcPolicy(None)) == 0
+    assert GcPolicy(None).apply() == 0
     assert (gc.get_threshold(), gc.get_freeze_count()) == before
