@@ -3,7 +3,9 @@
 Pure code (no files, sockets or clocks). ``batch`` validates and stamps
 headers without decoding records; ``builder`` and ``reader`` turn records into
 batches and back; ``compression`` and ``control`` hold the codecs and the
-transaction markers. Malformed data of every kind raises ``CorruptRecordError``.
+transaction markers; ``legacy`` reads the message sets of magic 0 and 1 and
+converts them to and from v2 for old clients. Malformed data of every kind
+raises ``CorruptRecordError``.
 """
 
 from spate.records.batch import (
@@ -28,6 +30,16 @@ from spate.records.builder import build_batch, set_log_append_time
 from spate.records.compression import DEFAULT_MAX_DECOMPRESSED_SIZE, Compression, compress, decompress
 from spate.records.control import ControlType, build_control_batch, parse_control_record
 from spate.records.errors import CorruptRecordError
+from spate.records.legacy import (
+    MAGIC_V0,
+    MAGIC_V1,
+    LegacyMessage,
+    UnsupportedDownConversion,
+    downconvert,
+    entry_magic,
+    read_message_set,
+    upconvert,
+)
 from spate.records.reader import (
     DecodedBatch,
     RecordColumns,
@@ -42,6 +54,8 @@ __all__ = [
     "DEFAULT_MAX_DECOMPRESSED_SIZE",
     "HEADER_SIZE",
     "LOG_OVERHEAD",
+    "MAGIC_V0",
+    "MAGIC_V1",
     "MAGIC_V2",
     "NO_PARTITION_LEADER_EPOCH",
     "NO_PRODUCER_EPOCH",
@@ -53,9 +67,11 @@ __all__ = [
     "ControlType",
     "CorruptRecordError",
     "DecodedBatch",
+    "LegacyMessage",
     "Record",
     "RecordColumns",
     "TimestampType",
+    "UnsupportedDownConversion",
     "batch_crc",
     "build_batch",
     "build_control_batch",
@@ -63,14 +79,18 @@ __all__ = [
     "decode_batch",
     "decode_batch_columns",
     "decompress",
+    "downconvert",
+    "entry_magic",
     "iter_batches",
     "iter_decoded_batches",
     "iter_records",
     "parse_control_record",
     "parse_header",
     "peek_offset_and_length",
+    "read_message_set",
     "set_log_append_time",
     "stamp_base_offset",
     "stamp_partition_leader_epoch",
+    "upconvert",
     "validate_batch",
 ]
