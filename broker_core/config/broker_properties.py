@@ -261,6 +261,12 @@ _DEFINITIONS = (
     ),
     _p("log.preallocate", BOOLEAN, False, "Preallocate segment files on creation."),
     _p(
+        "log.message.downconversion.enable",
+        BOOLEAN,
+        True,
+        "Whether Fetch requests before v4 may read topics, converted to the legacy message formats.",
+    ),
+    _p(
         "log.message.timestamp.type",
         STRING,
         "CreateTime",

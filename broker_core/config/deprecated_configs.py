@@ -3,8 +3,8 @@
 Scripts and clients written for older Kafka versions still set them (librdkafka's
 test suite sets ``message.format.version`` through AlterConfigs, old broker
 property files carry ``inter.broker.protocol.version``). Kafka 3.x accepts and
-ignores them; so does Spate, which writes only the v2 record format, never
-down-converts and has one inter-broker protocol. Each is logged once per use,
+ignores them; so does Spate, which writes only the v2 record format and has
+one inter-broker protocol. Each is logged once per use,
 and none is stored or described.
 """
 
@@ -19,7 +19,6 @@ logger = logging.getLogger(__name__)
 IGNORED_TOPIC_CONFIGS: Mapping[str, str] = MappingProxyType(
     {
         "message.format.version": "deprecated since Kafka 3.0; records are always written in format v2",
-        "message.downconversion.enable": "records are never down-converted; every supported Fetch version reads v2",
     }
 )
 
@@ -27,7 +26,6 @@ IGNORED_BROKER_PROPERTIES: Mapping[str, str] = MappingProxyType(
     {
         "log.message.format.version": "deprecated since Kafka 3.0; records are always written in format v2",
         "inter.broker.protocol.version": "brokers speak the newest inter-broker protocol they share",
-        "log.message.downconversion.enable": "records are never down-converted; every supported Fetch version reads v2",
         "offsets.commit.required.acks": "deprecated since Kafka 3.x; offset commits wait for the in-sync replicas",
     }
 )

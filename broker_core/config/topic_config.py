@@ -194,6 +194,15 @@ _DEFINITIONS = (
         ("log.message.timestamp.before.max.ms",),
     ),
     _t(
+        "message.downconversion.enable",
+        BOOLEAN,
+        True,
+        "Whether Fetch requests before v4 may read the topic, converted to the legacy message formats.",
+        None,
+        ("log.message.downconversion.enable",),
+        log_field=True,
+    ),
+    _t(
         "message.timestamp.after.max.ms",
         LONG,
         LONG_MAX,

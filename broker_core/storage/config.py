@@ -47,6 +47,8 @@ class LogConfig:
     file_delete_delay_ms: int = 60_000
     max_message_bytes: int = 1_048_588
     message_timestamp_type: str = CREATE_TIME
+    # Whether Fetch requests before v4 (legacy message formats) may read the log, converted.
+    message_downconversion_enable: bool = True
     cleanup_policy: str = "delete"
     # Compaction (read by the log cleaner).
     delete_retention_ms: int = 86_400_000
@@ -68,6 +70,9 @@ class LogConfig:
         _check_range("flush.ms", self.flush_ms, 0, LONG_MAX)
         _check_range("file.delete.delay.ms", self.file_delete_delay_ms, 0, LONG_MAX)
         _check_range("max.message.bytes", self.max_message_bytes, 0, INT_MAX)
+        if not isinstance(self.message_downconversion_enable, bool):
+            raise LogConfigError("message.downconversion.enable", self.message_downconversion_enable,
+                                 "expected true or false")
         if self.message_timestamp_type not in _TIMESTAMP_TYPES:
             raise LogConfigError(
                 "message.timestamp.type", self.message_timestamp_type, f"expected one of {', '.join(_TIMESTAMP_TYPES)}"
@@ -138,6 +143,7 @@ KAFKA_NAMES: Mapping[str, str] = MappingProxyType({f.name.replace("_", "."): f.n
 _STRING_FIELDS = frozenset({"message_timestamp_type", "cleanup_policy", "spate_compaction_planner",
                             "spate_archive_path"})
 _FLOAT_FIELDS = frozenset({"min_cleanable_dirty_ratio"})
+_BOOLEAN_FIELDS = frozenset({"message_downconversion_enable"})
 
 
 def _coerce(kafka_name: str, field_name: str, value: object) -> object:
@@ -147,6 +153,8 @@ def _coerce(kafka_name: str, field_name: str, value: object) -> object:
         if isinstance(value, (tuple, list)):
             return ",".join(str(v) for v in value)
         return str(value)
+    if field_name in _BOOLEAN_FIELDS:
+        return _boolean(kafka_name, value)
     if field_name in _FLOAT_FIELDS and not isinstance(value, bool):
         try:
             return float(str(value).strip()) if not isinstance(value, (int, float)) else float(value)
@@ -160,6 +168,15 @@ def _coerce(kafka_name: str, field_name: str, value: object) -> object:
         return int(str(value).strip())
     except ValueError:
         raise LogConfigError(kafka_name, value, "expected an integer") from None
+
+
+def _boolean(kafka_name: str, value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text not in ("true", "false"):
+        raise LogConfigError(kafka_name, value, "expected true or false")
+    return text == "true"
 
 
 def _split_policy(policy: str) -> frozenset[str]:

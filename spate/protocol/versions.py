@@ -10,10 +10,11 @@ group metadata in TxnOffsetCommit, topic ids in Fetch and Metadata, ...).
 ``tests/spate/protocol/test_kafka_39_versions.py`` holds Kafka 3.9's table
 and fails when a range falls behind it.
 
-Low ends stay low on purpose: librdkafka before 2.11.1 checks that specific
-old versions are inside a range and otherwise falls back to the pre-0.11
-message format, and kafka-python infers the broker's age from the Metadata
-range. A reply is always encoded at its request's version, so tagged fields
+Every range starts where Kafka 3.9's does, so clients of the legacy message
+formats (Produce v0-2, Fetch v0-3) work too. Low ends matter beyond them:
+librdkafka before 2.11.1 checks that specific old versions are inside a
+range and otherwise falls back to the pre-0.11 message format, and
+kafka-python infers the broker's age from the Metadata range. A reply is always encoded at its request's version, so tagged fields
 reach only a client that chose a flexible version itself, and Spate writes a
 tagged field only when its value differs from the default (the leader hints
 of Produce v10 and Fetch v12+ are never set, so those replies carry empty
@@ -54,16 +55,16 @@ class VersionRange(NamedTuple):
 
 ADVERTISED_VERSIONS: Mapping[ApiKey, VersionRange] = MappingProxyType(
     {
-        ApiKey.PRODUCE: VersionRange(3, 11),
-        ApiKey.FETCH: VersionRange(4, 17),
-        ApiKey.LIST_OFFSETS: VersionRange(1, 9),
+        ApiKey.PRODUCE: VersionRange(0, 11),
+        ApiKey.FETCH: VersionRange(0, 17),
+        ApiKey.LIST_OFFSETS: VersionRange(0, 9),
         ApiKey.METADATA: VersionRange(0, 12),
         ApiKey.LEADER_AND_ISR: VersionRange(0, 5),
         ApiKey.STOP_REPLICA: VersionRange(0, 3),
         ApiKey.UPDATE_METADATA: VersionRange(0, 7),
         ApiKey.CONTROLLED_SHUTDOWN: VersionRange(0, 3),
-        ApiKey.OFFSET_COMMIT: VersionRange(2, 9),
-        ApiKey.OFFSET_FETCH: VersionRange(1, 9),
+        ApiKey.OFFSET_COMMIT: VersionRange(0, 9),
+        ApiKey.OFFSET_FETCH: VersionRange(0, 9),
         ApiKey.FIND_COORDINATOR: VersionRange(0, 6),
         ApiKey.JOIN_GROUP: VersionRange(0, 9),
         ApiKey.HEARTBEAT: VersionRange(0, 4),

@@ -52,6 +52,7 @@ from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import error_code_for
 from broker_core.server.fetch_session.fetch_manager import SESSION_ERROR, FetchContext
+from broker_core.server.handlers import message_format
 from broker_core.server.handlers.partition_lookup import leader_partition
 from broker_core.server.handlers.topic_ids import topic_names_by_id
 from broker_core.storage.errors import OffsetOutOfRangeError
@@ -67,6 +68,8 @@ TOPIC_IDS_FROM_VERSION = 13
 REPLICA_STATE_FROM_VERSION = 15
 # Slices below this size are copied into the response; larger ones are sent with sendfile.
 INLINE_RECORDS_LIMIT = 16 * 1024
+# Reads past batches that down-convert to nothing (transaction markers) before answering no records.
+_MARKER_ONLY_READS = 8
 
 
 @dataclass(slots=True)
@@ -88,10 +91,11 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
     body.topics = session.topics_to_read()
     _normalize(ctx, body, request.api_version)
     refused = _refused_topics(ctx, request) if acl_checks.enabled(ctx) else _NONE_REFUSED
-    outcome = _read_all(ctx, body, refused, record_followers=True)
+    version = request.api_version
+    outcome = _read_all(ctx, body, version, refused, record_followers=True)
     if _done(body, outcome):
         return _answer(ctx, body, outcome, session)
-    return _long_poll(ctx, body, refused, session)
+    return _long_poll(ctx, body, version, refused, session)
 
 
 def _fetch_context(ctx: BrokerContext, body: Any, version: int) -> FetchContext:
@@ -138,20 +142,24 @@ def _done(body: Any, outcome: _Outcome) -> bool:
     return body.max_wait_ms <= 0 or nothing_to_read or outcome.bytes >= max(body.min_bytes, 1) or outcome.errors
 
 
-async def _long_poll(ctx: BrokerContext, body: Any, refused: frozenset[str], session: FetchContext) -> Any:
+async def _long_poll(
+    ctx: BrokerContext, body: Any, version: int, refused: frozenset[str], session: FetchContext
+) -> Any:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + body.max_wait_ms / 1000
     keys = [(t.topic, p.partition) for t in body.topics for p in t.partitions]
     while True:
-        outcome = _read_all(ctx, body, refused)
+        outcome = _read_all(ctx, body, version, refused)
         remaining = deadline - loop.time()
         if _done(body, outcome) or remaining <= 0:
             return _answer(ctx, body, outcome, session)
         if not await ctx.replicas.purgatory.wait_for_append(keys, remaining):
-            return _answer(ctx, body, _read_all(ctx, body, refused), session)
+            return _answer(ctx, body, _read_all(ctx, body, version, refused), session)
 
 
-def _read_all(ctx: BrokerContext, body: Any, refused: frozenset[str], *, record_followers: bool = False) -> _Outcome:
+def _read_all(
+    ctx: BrokerContext, body: Any, version: int, refused: frozenset[str], *, record_followers: bool = False
+) -> _Outcome:
     budget = body.max_bytes if body.max_bytes > 0 else 0x7FFFFFFF
     total = 0
     errors = False
@@ -165,8 +173,8 @@ def _read_all(ctx: BrokerContext, body: Any, refused: frozenset[str], *, record_
             continue
         partitions = []
         for wanted in topic.partitions:
-            data, size, messages = _read_partition(ctx, body, topic.topic, wanted, budget - total, total == 0,
-                                                   record_followers)
+            data, size, messages = _read_partition(ctx, body, version, topic.topic, wanted, budget - total,
+                                                   total == 0, record_followers)
             total += size
             errors = errors or data.error_code != ErrorCode.NONE
             partitions.append(data)
@@ -177,7 +185,8 @@ def _read_all(ctx: BrokerContext, body: Any, refused: frozenset[str], *, record_
 
 
 def _read_partition(
-    ctx: BrokerContext, body: Any, topic: str, wanted: Any, budget: int, first: bool, record_follower: bool
+    ctx: BrokerContext, body: Any, version: int, topic: str, wanted: Any, budget: int, first: bool,
+    record_follower: bool,
 ) -> tuple[Any, int, int]:
     """The partition's data, its size in bytes and the records it holds from the fetch offset on."""
     index = wanted.partition
@@ -192,11 +201,14 @@ def _read_partition(
         if follower_id is not None and partition.follower(follower_id) is None:
             raise _unknown_follower(partition, follower_id, wanted.current_leader_epoch)
         leader_end_offset = partition.log_end_offset
+        legacy_format = message_format.needs_down_conversion(version)
         max_bytes = max(0, min(wanted.partition_max_bytes, budget))
         read = partition.read(
             wanted.fetch_offset, max_bytes, isolation_level=body.isolation_level, min_one_batch=first,
             for_replica=follower_id is not None,
         )
+        converted = (_down_converted(partition, read, version, wanted.fetch_offset, max_bytes, first)
+                     if legacy_format else None)
     except OffsetOutOfRangeError as exc:
         return _error(index, ErrorCode.OFFSET_OUT_OF_RANGE, exc.log_start, exc.log_end), 0, 0
     except Exception as exc:
@@ -206,8 +218,10 @@ def _read_partition(
         _record_follower_fetch(ctx, partition, follower_id, wanted, leader_end_offset)
         high_watermark = partition.high_watermark
     fetched = read.slice
-    if fetched.size == 0:
-        records: Any = b""
+    if converted is not None:
+        records: Any = converted
+    elif fetched.size == 0:
+        records = b""
     elif fetched.size < INLINE_RECORDS_LIMIT:
         records = fetched.read_bytes()
     else:
@@ -222,7 +236,30 @@ def _read_partition(
         records=records,
     )
     messages = max(0, fetched.last_offset + 1 - wanted.fetch_offset) if fetched.size else 0
-    return data, fetched.size, messages
+    return data, len(records) if converted is not None else fetched.size, messages
+
+
+def _down_converted(
+    partition: Partition, read: Any, version: int, fetch_offset: int, max_bytes: int, first: bool
+) -> bytes:
+    """The batches read as a legacy message set; past batches that convert to nothing (transaction markers).
+
+    A fetcher of a legacy format moves on only with messages it can read, so
+    when the batches read hold none (markers only), the next ones are read in
+    their place, a bounded number of times.
+    """
+    fetched = read.slice
+    enabled = partition.log.config.message_downconversion_enable
+    for _ in range(_MARKER_ONLY_READS):
+        if fetched.size == 0:
+            return b""
+        converted = message_format.down_converted(fetched.read_bytes(), version, max_bytes, fetch_offset,
+                                                  enabled=enabled, where=str(partition))
+        if converted:
+            return converted
+        fetch_offset = fetched.last_offset + 1
+        fetched = partition.read(fetch_offset, max_bytes, isolation_level=0, min_one_batch=first).slice
+    return b""
 
 
 def _diverging_epoch(partition: Partition, wanted: Any) -> tuple[int, int] | None:

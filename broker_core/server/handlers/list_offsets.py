@@ -16,6 +16,10 @@ answered like a timestamp lookup (never at or past what the client may
 fetch); from 8, -4 for the earliest offset in local storage, which without
 tiered storage is the log start offset; from 9, -5 for the latest tiered
 offset, which without tiered storage is -1, as Kafka answers.
+
+Version 0 answers a list of offsets from the segment files' base offsets and
+modification times (:mod:`broker_core.storage.legacy_offsets`), a client's
+capped at the high watermark.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.errors import error_code_for
 from broker_core.server.handlers.partition_lookup import leader_partition
+from broker_core.storage import legacy_offsets
 from spate.protocol.connection import Request
 from spate.protocol.errors import ErrorCode, KafkaError
 from spate.protocol.messages.list_offsets import (
@@ -49,7 +54,7 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
     topics = [
         R.ListOffsetsTopicResponse(
             name=topic.name,
-            partitions=[_lookup(ctx, body, topic.name, p) if topic.name not in refused else
+            partitions=[_lookup(ctx, body, topic.name, p, request.api_version) if topic.name not in refused else
                         R.ListOffsetsPartitionResponse(partition_index=p.partition_index,
                                                        error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                         for p in topic.partitions],
@@ -59,10 +64,14 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
     return R(throttle_time_ms=0, topics=topics)
 
 
-def _lookup(ctx: BrokerContext, body: Any, topic: str, wanted: Any) -> Any:
+def _lookup(ctx: BrokerContext, body: Any, topic: str, wanted: Any, version: int) -> Any:
     index = wanted.partition_index
     try:
         partition = leader_partition(ctx, topic, index, wanted.current_leader_epoch)
+        if version == 0:
+            offsets = _offsets_before(ctx, partition, wanted, from_client=body.replica_id < 0)
+            return R.ListOffsetsPartitionResponse(partition_index=index, error_code=ErrorCode.NONE,
+                                                  old_style_offsets=offsets)
         found = _offset(partition, wanted.timestamp, from_client=body.replica_id < 0,
                         committed=body.isolation_level == IsolationLevel.READ_COMMITTED)
     except Exception as exc:
@@ -100,6 +109,13 @@ def _offset(partition: Partition, timestamp: int, *, from_client: bool, committe
     if not_available:
         raise _offset_not_available(partition, start)
     return None
+
+
+def _offsets_before(ctx: BrokerContext, partition: Partition, wanted: Any, *, from_client: bool) -> list[int]:
+    log = partition.log
+    offsets = legacy_offsets.offsets_before(log.local_log.segments, log.log_start_offset, log.log_end_offset,
+                                            wanted.timestamp, wanted.max_num_offsets, ctx.clock())
+    return legacy_offsets.capped_at(offsets, partition.high_watermark) if from_client else offsets
 
 
 def _max_timestamp(partition: Partition) -> tuple[int, int] | None:

@@ -4,7 +4,8 @@ Records are decoded only for a compacted topic, whose records must have
 keys: a batch with keyless records is refused with INVALID_RECORD and, from
 v8, the index of each such record in ``record_errors`` (librdkafka fails
 those records with INVALID_RECORD and the rest of the batch as retriable).
-From v8 a failed partition also carries an error message.
+From v8 a failed partition also carries an error message. Before v3 the
+records are a legacy message set, converted first (:mod:`message_format`).
 
 ``acks`` says when the answer goes out: 0 never (the connection sends
 nothing), 1 once the leader appended, -1 (all) once every in-sync replica
@@ -30,6 +31,7 @@ from broker_core.server import request_authorization as acl_checks
 from broker_core.server.context import BrokerContext
 from broker_core.server.delayed_produce import DelayedProduce, ProducePartitionStatus
 from broker_core.server.errors import error_code_for
+from broker_core.server.handlers import message_format
 from broker_core.server.handlers.partition_lookup import leader_partition
 from broker_core.storage.errors import InvalidRecordsError, StorageError
 from spate.protocol.connection import Request
@@ -45,7 +47,8 @@ def handle(ctx: BrokerContext, request: Request) -> Any:
     refused = _refusals(ctx, request) if acl_checks.enabled(ctx) else {}
     topics = [
         (topic_data.name, [
-            _append(ctx, body.acks, topic_data.name, data.index, data.records) if topic_data.name not in refused
+            _append(ctx, body.acks, topic_data.name, data.index, data.records, request.api_version)
+            if topic_data.name not in refused
             else ProducePartitionStatus(topic_data.name, data.index, refused[topic_data.name])
             for data in topic_data.partition_data
         ])
@@ -76,7 +79,9 @@ async def _await_replication(
     return _response(topics)
 
 
-def _append(ctx: BrokerContext, acks: int, topic: str, index: int, records: Any) -> ProducePartitionStatus:
+def _append(
+    ctx: BrokerContext, acks: int, topic: str, index: int, records: Any, api_version: int
+) -> ProducePartitionStatus:
     try:
         if acks not in VALID_ACKS:
             raise KafkaError(ErrorCode.INVALID_REQUIRED_ACKS, f"acks must be 0, 1 or -1, not {acks}")
@@ -85,6 +90,7 @@ def _append(ctx: BrokerContext, acks: int, topic: str, index: int, records: Any)
         partition = leader_partition(ctx, topic, index)
         if records is None:
             raise KafkaError(ErrorCode.INVALID_RECORD, "produce request without records")
+        records = message_format.produced_records(records, api_version)
         result = partition.append_records(records, required_acks=acks)
     except InvalidRecordsError as exc:
         return ProducePartitionStatus(topic, index, ErrorCode.INVALID_RECORD, error_message=str(exc),

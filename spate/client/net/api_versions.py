@@ -32,9 +32,22 @@ _BUILT_UP_TO = {
     ApiKey.API_VERSIONS: 3,
 }
 
+# The oldest versions the client builds requests for: older ones carry legacy message sets (Produce,
+# Fetch) or answers in older shapes, which the broker serves to old clients only.
+_BUILT_FROM = {
+    ApiKey.PRODUCE: 3,
+    ApiKey.FETCH: 4,
+    ApiKey.LIST_OFFSETS: 1,
+    ApiKey.OFFSET_COMMIT: 2,
+    ApiKey.OFFSET_FETCH: 1,
+}
+
 CLIENT_VERSIONS: Mapping[ApiKey, VersionRange] = MappingProxyType(
     {
-        key: VersionRange(schema.versions.min, min(schema.versions.max, _BUILT_UP_TO.get(key, schema.versions.max)))
+        key: VersionRange(
+            max(schema.versions.min, _BUILT_FROM.get(key, schema.versions.min)),
+            min(schema.versions.max, _BUILT_UP_TO.get(key, schema.versions.max)),
+        )
         for key, schema in REQUESTS.items()
     }
 )

@@ -1,5 +1,9 @@
 """Fetch (API key 1): read record batches from partitions.
 
+v0-3 read legacy message sets (magic 0 up to v1, magic 1 at v2-3), which the
+broker converts from the RecordBatch v2 it stores; v3 adds the response's
+``max_bytes``, v4 the isolation level, the last stable offset, aborted
+transactions and RecordBatch v2.
 Versions 7+ carry fetch-session fields (KIP-227): ``session_id`` and
 ``session_epoch`` (0 at 0 asks for a session, 0 at -1 for none), and the
 partitions to drop as ``forgotten_topics_data``. Response
@@ -21,12 +25,12 @@ from spate.protocol.types import INT8, INT16, INT32, INT64, RECORDS, STRING, UUI
 FetchRequest = message(
     "FetchRequest",
     api_key=ApiKey.FETCH,
-    versions=(4, 17),
+    versions=(0, 17),
     flexible_from=12,
     fields=[
         Field("cluster_id", STRING, versions=(12, None), nullable=True, default=None, tag=0),
         # -1 for consumers; a broker id for replica fetchers (v15+: in replica_state).
-        Field("replica_id", INT32, versions=(4, 14), default=-1),
+        Field("replica_id", INT32, versions=(0, 14), default=-1),
         Field(
             "replica_state",
             Struct(
@@ -39,9 +43,9 @@ FetchRequest = message(
         ),
         Field("max_wait_ms", INT32),
         Field("min_bytes", INT32),
-        Field("max_bytes", INT32, default=0x7FFFFFFF),
+        Field("max_bytes", INT32, versions=(3, None), default=0x7FFFFFFF),
         # 0 read_uncommitted, 1 read_committed.
-        Field("isolation_level", INT8, default=0),
+        Field("isolation_level", INT8, versions=(4, None), default=0),
         Field("session_id", INT32, versions=(7, None), default=0),
         Field("session_epoch", INT32, versions=(7, None), default=-1),
         Field(
@@ -50,7 +54,7 @@ FetchRequest = message(
                 Struct(
                     "FetchTopic",
                     # v13+ names topics by id only.
-                    Field("topic", STRING, versions=(4, 12), default=""),
+                    Field("topic", STRING, versions=(0, 12), default=""),
                     Field("topic_id", UUID, versions=(13, None), default=ZERO_UUID),
                     Field(
                         "partitions",
@@ -90,10 +94,10 @@ FetchRequest = message(
 FetchResponse = message(
     "FetchResponse",
     api_key=ApiKey.FETCH,
-    versions=(4, 17),
+    versions=(0, 17),
     flexible_from=12,
     fields=[
-        Field("throttle_time_ms", INT32),
+        Field("throttle_time_ms", INT32, versions=(1, None), default=0),
         Field("error_code", INT16, versions=(7, None), default=0),
         Field("session_id", INT32, versions=(7, None), default=0),
         Field(
@@ -101,7 +105,7 @@ FetchResponse = message(
             Array(
                 Struct(
                     "FetchableTopicResponse",
-                    Field("topic", STRING, versions=(4, 12), default=""),
+                    Field("topic", STRING, versions=(0, 12), default=""),
                     Field("topic_id", UUID, versions=(13, None), default=ZERO_UUID),
                     Field(
                         "partitions",
@@ -111,7 +115,7 @@ FetchResponse = message(
                                 Field("partition_index", INT32),
                                 Field("error_code", INT16),
                                 Field("high_watermark", INT64),
-                                Field("last_stable_offset", INT64, default=-1),
+                                Field("last_stable_offset", INT64, versions=(4, None), default=-1),
                                 Field("log_start_offset", INT64, versions=(5, None), default=-1),
                                 # v12+: where the fetcher's log diverges from the leader's (KIP-320).
                                 Field(
@@ -154,7 +158,9 @@ FetchResponse = message(
                                             Field("first_offset", INT64),
                                         )
                                     ),
+                                    versions=(4, None),
                                     nullable=True,
+                                    default=None,
                                 ),
                                 Field("preferred_read_replica", INT32, versions=(11, None), default=-1),
                                 Field("records", RECORDS, nullable=True),

@@ -22,7 +22,7 @@ LATEST_TIERED_TIMESTAMP = -5
 ListOffsetsRequest = message(
     "ListOffsetsRequest",
     api_key=ApiKey.LIST_OFFSETS,
-    versions=(1, 9),
+    versions=(0, 9),
     flexible_from=6,
     fields=[
         Field("replica_id", INT32, default=-1),
@@ -41,6 +41,8 @@ ListOffsetsRequest = message(
                                 Field("partition_index", INT32),
                                 Field("current_leader_epoch", INT32, versions=(4, None), default=-1),
                                 Field("timestamp", INT64),
+                                # v0 only: how many offsets to list, newest first (Kafka answers at most one).
+                                Field("max_num_offsets", INT32, versions=(0, 0), default=1),
                             )
                         ),
                     ),
@@ -53,7 +55,7 @@ ListOffsetsRequest = message(
 ListOffsetsResponse = message(
     "ListOffsetsResponse",
     api_key=ApiKey.LIST_OFFSETS,
-    versions=(1, 9),
+    versions=(0, 9),
     flexible_from=6,
     fields=[
         Field("throttle_time_ms", INT32, versions=(2, None), default=0),
@@ -70,8 +72,10 @@ ListOffsetsResponse = message(
                                 "ListOffsetsPartitionResponse",
                                 Field("partition_index", INT32),
                                 Field("error_code", INT16),
-                                Field("timestamp", INT64, default=-1),
-                                Field("offset", INT64, default=-1),
+                                # v0 only: the offsets found, in place of timestamp and offset.
+                                Field("old_style_offsets", Array(INT64), versions=(0, 0)),
+                                Field("timestamp", INT64, versions=(1, None), default=-1),
+                                Field("offset", INT64, versions=(1, None), default=-1),
                                 Field("leader_epoch", INT32, versions=(4, None), default=-1),
                             )
                         ),

@@ -1,6 +1,7 @@
 """OffsetFetch (API key 9): read a group's committed positions.
 
-From v2 a null topic list asks for every partition the group has committed.
+v0 reads what Kafka kept in ZooKeeper for OffsetCommit v0; Spate keeps every
+commit in its coordinator, so v0 answers like v1. From v2 a null topic list asks for every partition the group has committed.
 v7 adds ``require_stable`` (KIP-447): partitions with a pending
 transactional offset commit answer UNSTABLE_OFFSET_COMMIT until it is
 decided. Flexible from v6; from v8 one request asks for several groups
@@ -19,10 +20,10 @@ BATCHED_GROUPS_FROM_VERSION = 8
 OffsetFetchRequest = message(
     "OffsetFetchRequest",
     api_key=ApiKey.OFFSET_FETCH,
-    versions=(1, 9),
+    versions=(0, 9),
     flexible_from=6,
     fields=[
-        Field("group_id", STRING, versions=(1, 7), default=""),
+        Field("group_id", STRING, versions=(0, 7), default=""),
         Field(
             "topics",
             Array(
@@ -32,7 +33,7 @@ OffsetFetchRequest = message(
                     Field("partition_indexes", Array(INT32)),
                 )
             ),
-            versions=(1, 7),
+            versions=(0, 7),
             nullable=(2, 7),
         ),
         Field(
@@ -78,7 +79,7 @@ def _partition_fields(leader_epoch_from: int) -> tuple[Field, ...]:
 OffsetFetchResponse = message(
     "OffsetFetchResponse",
     api_key=ApiKey.OFFSET_FETCH,
-    versions=(1, 9),
+    versions=(0, 9),
     flexible_from=6,
     fields=[
         Field("throttle_time_ms", INT32, versions=(3, None), default=0),
@@ -91,7 +92,7 @@ OffsetFetchResponse = message(
                     Field("partitions", Array(Struct("OffsetFetchResponsePartition", *_partition_fields(5)))),
                 )
             ),
-            versions=(1, 7),
+            versions=(0, 7),
         ),
         Field("error_code", INT16, versions=(2, 7), default=0),
         Field(

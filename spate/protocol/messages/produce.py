@@ -1,5 +1,8 @@
 """Produce (API key 0): append record batches to partitions.
 
+v0-2 carry legacy message sets (magic 0 up to v1, magic 1 at v2), which the
+broker converts to RecordBatch v2; v1 adds the throttle time, v2 the log
+append time, v3 the transactional id and RecordBatch v2 itself.
 Flexible from v9; v10 adds the KIP-951 leader hints as tagged fields, and v11
 only tells the broker the client handles TRANSACTION_ABORTABLE (KIP-890).
 
@@ -16,10 +19,10 @@ from spate.protocol.types import INT16, INT32, INT64, RECORDS, STRING
 ProduceRequest = message(
     "ProduceRequest",
     api_key=ApiKey.PRODUCE,
-    versions=(3, 11),
+    versions=(0, 11),
     flexible_from=9,
     fields=[
-        Field("transactional_id", STRING, nullable=True, default=None),
+        Field("transactional_id", STRING, versions=(3, None), nullable=True, default=None),
         # 0: no response at all, 1: leader only, -1: all in-sync replicas.
         Field("acks", INT16),
         Field("timeout_ms", INT32),
@@ -48,7 +51,7 @@ ProduceRequest = message(
 ProduceResponse = message(
     "ProduceResponse",
     api_key=ApiKey.PRODUCE,
-    versions=(3, 11),
+    versions=(0, 11),
     flexible_from=9,
     fields=[
         Field(
@@ -66,7 +69,7 @@ ProduceResponse = message(
                                 Field("error_code", INT16),
                                 Field("base_offset", INT64),
                                 # -1 unless the topic uses LogAppendTime.
-                                Field("log_append_time_ms", INT64, default=-1),
+                                Field("log_append_time_ms", INT64, versions=(2, None), default=-1),
                                 Field("log_start_offset", INT64, versions=(5, None), default=-1),
                                 # v8+: which records of the batch made it fail (INVALID_RECORD), and why.
                                 Field(
@@ -98,7 +101,7 @@ ProduceResponse = message(
                 )
             ),
         ),
-        Field("throttle_time_ms", INT32),
+        Field("throttle_time_ms", INT32, versions=(1, None), default=0),
         # v10+ (KIP-951): endpoints of the leaders named in current_leader.
         Field(
             "node_endpoints",

@@ -26,8 +26,13 @@ def test_message_format_version_set_incrementally_is_accepted_and_ignored() -> N
 
 
 def test_an_ignored_topic_config_takes_any_operation_without_complaint() -> None:
-    ops = [ConfigOp("message.downconversion.enable", OP_APPEND, "true")]
+    ops = [ConfigOp("message.format.version", OP_APPEND, "0.10.0.0")]
     assert apply_incremental_ops(BrokerConfig.from_properties(), {}, ops) == {}
+
+
+def test_message_downconversion_enable_is_a_topic_config_that_is_kept() -> None:
+    ops = [ConfigOp("message.downconversion.enable", OP_SET, "false")]
+    assert apply_incremental_ops(BrokerConfig.from_properties(), {}, ops) == {"message.downconversion.enable": "false"}
 
 
 def test_an_unknown_topic_config_is_still_refused() -> None:

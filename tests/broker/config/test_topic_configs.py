@@ -163,6 +163,7 @@ def test_log_config_kwargs_have_storage_field_names_and_typed_values() -> None:
         "flush_ms": 2**63 - 1,
         "index_interval_bytes": 4096,
         "max_message_bytes": 1048588,
+        "message_downconversion_enable": True,
         "message_timestamp_type": "CreateTime",
         "retention_bytes": -1,
         "retention_ms": 604800000,

@@ -28,7 +28,8 @@ def test_every_field_has_its_kafka_topic_config_name():
     assert KAFKA_NAMES["file.delete.delay.ms"] == "file_delete_delay_ms"
     assert KAFKA_NAMES["message.timestamp.type"] == "message_timestamp_type"
     assert KAFKA_NAMES["spate.archive.path"] == "spate_archive_path"
-    assert len(KAFKA_NAMES) == 18
+    assert KAFKA_NAMES["message.downconversion.enable"] == "message_downconversion_enable"
+    assert len(KAFKA_NAMES) == 19
 
 
 def test_from_topic_configs_parses_kafka_named_text_and_ignores_other_names():
@@ -41,9 +42,21 @@ def test_from_topic_configs_parses_kafka_named_text_and_ignores_other_names():
 
 
 def test_to_topic_configs_round_trips():
-    config = LogConfig(segment_bytes=5_000, message_timestamp_type="LogAppendTime")
+    config = LogConfig(segment_bytes=5_000, message_timestamp_type="LogAppendTime", message_downconversion_enable=False)
     assert LogConfig.from_topic_configs(config.to_topic_configs()) == config
     assert config.log_append_time
+
+
+@pytest.mark.parametrize("value", ["true", "True", " false ", True, False])
+def test_message_downconversion_enable_reads_booleans_and_their_text(value):
+    expected = str(value).strip().lower() == "true"
+    assert LogConfig.from_topic_configs({"message.downconversion.enable": value}).message_downconversion_enable is expected
+
+
+@pytest.mark.parametrize("value", ["yes", "1", 1])
+def test_message_downconversion_enable_refuses_anything_else(value):
+    with pytest.raises(LogConfigError, match="message.downconversion.enable"):
+        LogConfig.from_topic_configs({"message.downconversion.enable": value})
 
 
 def test_the_broker_config_layer_produces_exactly_these_fields():

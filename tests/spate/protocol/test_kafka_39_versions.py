@@ -40,16 +40,16 @@ def _r(low: int, high: int) -> VersionRange:
 
 
 KAFKA_39 = {
-    ApiKey.PRODUCE: Row(_r(0, 11), _r(3, 11)),
-    ApiKey.FETCH: Row(_r(0, 17), _r(4, 17)),
-    ApiKey.LIST_OFFSETS: Row(_r(0, 9), _r(1, 9)),
+    ApiKey.PRODUCE: Row(_r(0, 11), _r(0, 11)),
+    ApiKey.FETCH: Row(_r(0, 17), _r(0, 17)),
+    ApiKey.LIST_OFFSETS: Row(_r(0, 9), _r(0, 9)),
     ApiKey.METADATA: Row(_r(0, 12), _r(0, 12)),
     ApiKey.LEADER_AND_ISR: Row(_r(0, 7), _r(0, 5)),
     ApiKey.STOP_REPLICA: Row(_r(0, 4), _r(0, 3)),
     ApiKey.UPDATE_METADATA: Row(_r(0, 8), _r(0, 7)),
     ApiKey.CONTROLLED_SHUTDOWN: Row(_r(0, 3), _r(0, 3)),
-    ApiKey.OFFSET_COMMIT: Row(_r(0, 9), _r(2, 9)),
-    ApiKey.OFFSET_FETCH: Row(_r(0, 9), _r(1, 9)),
+    ApiKey.OFFSET_COMMIT: Row(_r(0, 9), _r(0, 9)),
+    ApiKey.OFFSET_FETCH: Row(_r(0, 9), _r(0, 9)),
     ApiKey.FIND_COORDINATOR: Row(_r(0, 6), _r(0, 6)),
     ApiKey.JOIN_GROUP: Row(_r(0, 9), _r(0, 9)),
     ApiKey.HEARTBEAT: Row(_r(0, 4), _r(0, 4)),
@@ -141,6 +141,13 @@ def test_no_range_goes_beyond_what_kafka_39_serves(key: ApiKey) -> None:
     if key in AHEAD_OF_KAFKA_39:
         kafka = AHEAD_OF_KAFKA_39[key][1]
     assert spate is not None and kafka.min <= spate.min and spate.max <= kafka.max
+
+
+@pytest.mark.parametrize("key", list(KAFKA_39), ids=lambda key: key.name)
+def test_every_range_starts_where_kafka_39s_does(key: ApiKey) -> None:
+    """Old clients (legacy message formats, groupless commits) find every version Kafka 3.9 still serves."""
+    kafka, spate = KAFKA_39[key]
+    assert spate is not None and spate.min == kafka.min
 
 
 def test_only_the_listed_apis_stay_below_kafka_39() -> None:
