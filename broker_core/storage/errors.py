@@ -16,6 +16,7 @@ _OFFSET_OUT_OF_RANGE = 1
 _CORRUPT_MESSAGE = 2
 _MESSAGE_TOO_LARGE = 10
 _RECORD_LIST_TOO_LARGE = 18
+_INVALID_TIMESTAMP = 32
 _INVALID_CONFIG = 40
 _KAFKA_STORAGE_ERROR = 56
 _INVALID_RECORD = 87
@@ -51,6 +52,12 @@ class InvalidAppendError(StorageError):
 
 class ControlBatchFromClientError(InvalidAppendError):
     """A produce request carried a control batch; only the broker writes markers (INVALID_RECORD)."""
+
+
+class InvalidTimestampError(InvalidAppendError):
+    """A producer's batch claims LogAppendTime, which only the broker sets (INVALID_TIMESTAMP, as Kafka)."""
+
+    error_code = _INVALID_TIMESTAMP
 
 
 class InvalidRecordsError(InvalidAppendError):

@@ -2,8 +2,8 @@
 
 Validation never decodes records. It checks every batch's framing and CRC
 (the one CRC pass an append makes), the topic's size limit, offset order and,
-for a client's append, that no batch is a control batch; then it stamps a
-private copy:
+for a client's append, that no batch is a control batch or claims
+LogAppendTime (only the broker sets it); then it stamps a private copy:
 
 * ``baseOffset`` and ``partitionLeaderEpoch`` when the log assigns offsets
   (neither is covered by the CRC, so the CRC stays valid);
@@ -31,6 +31,7 @@ from broker_core.storage.errors import (
     ControlBatchFromClientError,
     InvalidAppendError,
     InvalidRecordsError,
+    InvalidTimestampError,
     RecordTooLargeError,
 )
 from spate.records.batch import (
@@ -174,6 +175,10 @@ def _checked_batch(data: bytearray, position: int, max_message_bytes: int, allow
     if header.is_control and not allow_control:
         raise ControlBatchFromClientError(
             f"batch at position {position} is a control batch; clients may not write markers"
+        )
+    if header.is_log_append_time and not allow_control:
+        raise InvalidTimestampError(
+            f"batch at position {position} has the LogAppendTime timestamp type, which producers may not set"
         )
     return header
 

@@ -238,7 +238,9 @@ def upconvert(records: Buffer, *, max_decompressed_size: int = DEFAULT_MAX_DECOM
     The batch holds every message in order at offsets 0..n-1 (the broker
     assigns the real ones), without producer id or headers, as CreateTime
     with each message's own timestamp (-1 under magic 0), compressed with the
-    codec of the first wrapper (none when no message was compressed).
+    codec of the first wrapper (none when no message was compressed). A
+    message marked LogAppendTime makes it a LogAppendTime batch, which a
+    broker refuses from a producer.
     Corrupt input raises ``CorruptRecordError`` as ``read_message_set`` does.
     """
     messages = read_message_set(records, max_decompressed_size=max_decompressed_size)
@@ -246,6 +248,11 @@ def upconvert(records: Buffer, *, max_decompressed_size: int = DEFAULT_MAX_DECOM
         return b""
     codec = next((m.compression for m in messages if m.compression is not Compression.NONE), Compression.NONE)
     converted = [Record(index, m.timestamp, m.key, m.value) for index, m in enumerate(messages)]
+    if any(m.timestamp_type is TimestampType.LOG_APPEND_TIME for m in messages):
+        # Kept, so that the broker refuses it as it refuses a v2 batch that claims LogAppendTime.
+        append_time = max(m.timestamp for m in messages)
+        return build_batch(converted, compression=codec, timestamp_type=TimestampType.LOG_APPEND_TIME,
+                           log_append_time=append_time)
     return build_batch(converted, compression=codec)
 
 

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from broker_core.storage.config import LogConfig
-from broker_core.storage.errors import ControlBatchFromClientError
+from broker_core.storage.errors import ControlBatchFromClientError, InvalidTimestampError
 from broker_core.storage.local_log import LocalLog
 from broker_core.storage.producer_state import AppendOrigin, OutOfOrderSequenceError
 from broker_core.storage.txn_index import AbortedTxn
 from broker_core.storage.unified_log import UnifiedLog
-from spate.records import ControlType, Record, build_batch, build_control_batch, iter_batches
+from spate.records import ControlType, Record, TimestampType, build_batch, build_control_batch, iter_batches
 from spate.records.errors import CorruptRecordError
 from tests.broker.storage.batch_factory import FakeClock
 
@@ -114,6 +114,14 @@ def test_a_commit_marker_indexes_nothing(log: UnifiedLog):
     log.append_as_leader(batch(pid=7, seq=0, transactional=True), leader_epoch=EPOCH)
     log.append_txn_marker(producer_id=7, producer_epoch=0, coordinator_epoch=0, commit=True, leader_epoch=EPOCH)
     assert log.collect_aborted_transactions(0, log.log_end_offset) == []
+
+
+def test_a_producer_may_not_claim_log_append_time(log: UnifiedLog):
+    claimed = build_batch([Record(0, 5_000, b"k", b"v")], timestamp_type=TimestampType.LOG_APPEND_TIME,
+                          log_append_time=5_000)
+    with pytest.raises(InvalidTimestampError, match="LogAppendTime"):
+        log.append_as_leader(claimed, leader_epoch=EPOCH)
+    assert log.log_end_offset == 0
 
 
 def test_a_coordinator_may_write_markers_but_a_client_may_not(log: UnifiedLog):

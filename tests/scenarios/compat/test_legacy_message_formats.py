@@ -252,19 +252,29 @@ def _message_v0(offset: int, value: bytes, *, crc_delta: int = 0) -> bytes:
     return offset.to_bytes(8, "big") + len(message).to_bytes(4, "big") + message
 
 
-def _produce_v1(broker, topic: str, records: bytes):
+def _message_v1(offset: int, value: bytes, *, attributes: int = 0, timestamp: int = CREATE_TIME) -> bytes:
+    body = bytes([1, attributes]) + timestamp.to_bytes(8, "big") + (-1).to_bytes(4, "big", signed=True)
+    body += len(value).to_bytes(4, "big") + value
+    message = zlib.crc32(body).to_bytes(4, "big") + body
+    return offset.to_bytes(8, "big") + len(message).to_bytes(4, "big") + message
+
+
+def _produce_v1(broker, topic: str, records: bytes, version: int = 1):
     Q = ProduceRequest
     body = Q(acks=1, timeout_ms=5000, topic_data=[
         Q.TopicProduceData(name=topic, partition_data=[Q.PartitionProduceData(index=0, records=records)])])
-    return call(broker.bootstrap, ApiKey.PRODUCE, 1, body).responses[0].partition_responses[0]
+    return call(broker.bootstrap, ApiKey.PRODUCE, version, body).responses[0].partition_responses[0]
 
 
-def test_a_message_with_a_bad_crc_is_refused_and_nothing_is_appended(broker, topic_name) -> None:
+def test_a_bad_message_set_is_refused_and_nothing_is_appended(broker, topic_name) -> None:
     topic = _topic(broker, topic_name())
     assert _produce_v1(broker, topic, _message_v0(0, b"good")).error_code == ErrorCode.NONE
     bad = _message_v0(0, b"one") + _message_v0(1, b"two", crc_delta=1)
     assert _produce_v1(broker, topic, bad).error_code == ErrorCode.CORRUPT_MESSAGE
     assert _produce_v1(broker, topic, _message_v0(0, b"cut")[:-2]).error_code == ErrorCode.CORRUPT_MESSAGE
+    log_append_time = 0x08  # only the broker may choose it
+    assert _produce_v1(broker, topic, _message_v1(0, b"claim", attributes=log_append_time), version=2).error_code \
+        == ErrorCode.INVALID_TIMESTAMP
     messages = _current_consumer(broker, topic, 1, timeout_s=5)
     assert [m.value() for m in messages] == [b"good"]
     assert _fetch(broker, topic, 4).high_watermark == 1

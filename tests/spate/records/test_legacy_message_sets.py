@@ -276,6 +276,12 @@ def test_upconvert_keeps_the_order_of_plain_and_wrapped_messages_and_takes_the_f
     ]  # fmt: skip
 
 
+def test_upconvert_keeps_a_producers_log_append_time_claim_for_the_broker_to_refuse():
+    data = wrapper(1, message(0, b"a", timestamp=7) + message(1, b"b", timestamp=7), attributes=0x08, timestamp=9)
+    header = decode_batch(upconvert(data)).header
+    assert header.is_log_append_time and header.max_timestamp == 9
+
+
 def test_upconvert_refuses_corrupt_message_sets():
     with pytest.raises(CorruptRecordError, match="fails its CRC"):
         upconvert(flipped(GOOD, 20))
