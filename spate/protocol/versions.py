@@ -79,7 +79,7 @@ ADVERTISED_VERSIONS: Mapping[ApiKey, VersionRange] = MappingProxyType(
         ApiKey.DELETE_RECORDS: VersionRange(0, 2),
         ApiKey.INIT_PRODUCER_ID: VersionRange(0, 5),
         ApiKey.OFFSET_FOR_LEADER_EPOCH: VersionRange(0, 4),
-        ApiKey.ADD_PARTITIONS_TO_TXN: VersionRange(0, 3),
+        ApiKey.ADD_PARTITIONS_TO_TXN: VersionRange(0, 5),
         ApiKey.ADD_OFFSETS_TO_TXN: VersionRange(0, 4),
         ApiKey.END_TXN: VersionRange(0, 4),
         ApiKey.WRITE_TXN_MARKERS: VersionRange(0, 1),

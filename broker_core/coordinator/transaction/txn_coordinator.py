@@ -207,13 +207,40 @@ class TransactionCoordinator:
         self, transactional_id: str, producer_id: int, producer_epoch: int, partitions: Iterable[TopicPartition]
     ) -> dict[TopicPartition, ErrorCode]:
         partitions = list(dict.fromkeys(partitions))
-        unknown = [tp for tp in partitions if not self._partition_exists(tp)]
+        unknown = self._unknown(partitions)
         if unknown:
-            # Kafka's rule: nothing is added when any partition is unknown.
-            return {tp: E.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else E.OPERATION_NOT_ATTEMPTED
-                    for tp in partitions}
+            return unknown
         error = self._add(transactional_id, producer_id, producer_epoch, partitions)
         return {tp: error for tp in partitions}
+
+    def _unknown(self, partitions: list[TopicPartition]) -> dict[TopicPartition, ErrorCode] | None:
+        """Kafka's rule: one unknown partition fails the request (UNKNOWN_TOPIC_OR_PARTITION, the others
+        OPERATION_NOT_ATTEMPTED); None when every partition exists."""
+        unknown = [tp for tp in partitions if not self._partition_exists(tp)]
+        if not unknown:
+            return None
+        return {tp: E.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else E.OPERATION_NOT_ATTEMPTED for tp in partitions}
+
+    def verify_partitions(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, partitions: Iterable[TopicPartition]
+    ) -> dict[TopicPartition, ErrorCode]:
+        """Whether each partition is already in the producer's ongoing transaction (a broker asks, KIP-890).
+
+        NONE for one that is, TRANSACTION_ABORTABLE for one that is not (its
+        records would not be covered by the transaction's markers); the
+        producer's id and epoch are checked as for any transaction request,
+        and a transaction being completed answers CONCURRENT_TRANSACTIONS.
+        """
+        partitions = list(dict.fromkeys(partitions))
+        unknown = self._unknown(partitions)
+        if unknown:
+            return unknown
+        current, error = self._checked(transactional_id, producer_id, producer_epoch)
+        if current is not None and current.state.is_prepare:
+            current, error = None, E.CONCURRENT_TRANSACTIONS
+        if current is None:
+            return {tp: error for tp in partitions}
+        return {tp: E.NONE if tp in current.partitions else E.TRANSACTION_ABORTABLE for tp in partitions}
 
     def add_offsets(self, transactional_id: str, producer_id: int, producer_epoch: int, group_id: str) -> ErrorCode:
         return self._add(transactional_id, producer_id, producer_epoch, [self._offsets_partition_for(group_id)])

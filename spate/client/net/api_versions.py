@@ -26,6 +26,8 @@ _BUILT_UP_TO = {
     ApiKey.FIND_COORDINATOR: 2,
     ApiKey.DELETE_RECORDS: 1,
     ApiKey.TXN_OFFSET_COMMIT: 2,
+    # v4+ is a broker's request (a batch of transactions to verify), not a producer's.
+    ApiKey.ADD_PARTITIONS_TO_TXN: 3,
     ApiKey.DESCRIBE_CONFIGS: 2,
     ApiKey.DELETE_TOPICS: 5,
     # v4 only lets a broker report features whose lowest version is 0; the client reads no features.

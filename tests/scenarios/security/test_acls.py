@@ -222,6 +222,7 @@ def test_managing_acls_needs_alter_on_the_cluster(broker: SecureBroker) -> None:
 def test_raw_requests_of_a_user_without_acls_get_kafkas_codes(broker: SecureBroker) -> None:
     """bob (PLAIN through the SCRAM store) holds no ACL of his own."""
     from spate.protocol.api_keys import ApiKey
+    from spate.protocol.messages.add_partitions_to_txn import AddPartitionsToTxnRequest as APR
     from spate.protocol.messages.describe_groups import DescribeGroupsRequest
     from spate.protocol.messages.describe_user_scram_credentials import DescribeUserScramCredentialsRequest
     from spate.protocol.messages.elect_leaders import ElectLeadersRequest
@@ -250,6 +251,11 @@ def test_raw_requests_of_a_user_without_acls_get_kafkas_codes(broker: SecureBrok
         assert elected.error_code == 31
         users = wire.call(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, DescribeUserScramCredentialsRequest(users=None))
         assert users.error_code == 31
+        verify = APR(transactions=[APR.AddPartitionsToTxnTransaction(
+            transactional_id="t", producer_id=1, producer_epoch=0, verify_only=True,
+            topics=[APR.AddPartitionsToTxnTransactionTopic(name=topic, partitions=[0])])])
+        verified = wire.call(ApiKey.ADD_PARTITIONS_TO_TXN, 5, verify)
+        assert verified.error_code == 31, "a broker's AddPartitionsToTxn needs ClusterAction"
     finally:
         wire.close()
     broker.process.check_alive()

@@ -161,3 +161,62 @@ def test_txn_offset_commit_outside_a_transaction_is_an_invalid_state(raw, unique
     assert response.error_code == E.NONE
     assert txn_offset_commit(raw, txn, group, p.producer_id, p.producer_epoch, topic) == E.NONE
     assert end_txn(raw, txn, p.producer_id, p.producer_epoch, False) == E.NONE
+
+
+# -- AddPartitionsToTxn v4+: a broker's batch of transactions, added or only verified (KIP-890) --------------
+
+
+def broker_add_partitions(raw: RawClient, transactions: list[tuple[str, int, int, bool, str, list[int]]],
+                          version: int = 5):
+    """``transactions``: (transactional id, producer id, epoch, verify only, topic, partitions) each."""
+    body = APR(transactions=[
+        APR.AddPartitionsToTxnTransaction(
+            transactional_id=txn, producer_id=pid, producer_epoch=epoch, verify_only=verify_only,
+            topics=[APR.AddPartitionsToTxnTransactionTopic(name=topic, partitions=partitions)])
+        for txn, pid, epoch, verify_only, topic, partitions in transactions])
+    response = raw.call(ApiKey.ADD_PARTITIONS_TO_TXN, version, body)
+    assert response.error_code == E.NONE
+    return {result.transactional_id: {(t.name, r.partition_index): r.partition_error_code
+                                      for t in result.topic_results for r in t.results_by_partition}
+            for result in response.results_by_transaction}
+
+
+def test_a_broker_verifies_which_partitions_are_in_each_transaction_of_a_batch(raw, unique, topic):
+    first, second = unique("txn"), unique("txn")
+    a, b = init(raw, first), init(raw, second)
+    add_partitions(raw, first, a.producer_id, a.producer_epoch, topic, [0], version=3)
+    answers = broker_add_partitions(raw, [
+        (first, a.producer_id, a.producer_epoch, True, topic, [0, 1]),
+        (second, b.producer_id, b.producer_epoch, True, topic, [0]),
+    ])
+    assert answers == {
+        first: {(topic, 0): E.NONE, (topic, 1): E.TRANSACTION_ABORTABLE},
+        second: {(topic, 0): E.TRANSACTION_ABORTABLE},
+    }
+    # v4 predates TRANSACTION_ABORTABLE: the same answer in its words.
+    answer_v4 = broker_add_partitions(raw, [(first, a.producer_id, a.producer_epoch, True, topic, [1])], version=4)
+    assert answer_v4 == {first: {(topic, 1): E.INVALID_TXN_STATE}}
+
+
+def test_a_broker_request_that_is_not_verify_only_adds_the_partitions(raw, unique, topic):
+    txn = unique("txn")
+    p = init(raw, txn)
+    assert broker_add_partitions(raw, [(txn, p.producer_id, p.producer_epoch, False, topic, [1])]) == {
+        txn: {(topic, 1): E.NONE}}
+    assert broker_add_partitions(raw, [(txn, p.producer_id, p.producer_epoch, True, topic, [1])]) == {
+        txn: {(topic, 1): E.NONE}}
+    assert end_txn(raw, txn, p.producer_id, p.producer_epoch, False) == E.NONE
+
+
+def test_verification_checks_the_producer_and_the_partitions(raw, unique, topic):
+    txn = unique("txn")
+    old = init(raw, txn)
+    new = init(raw, txn)
+    verify = [(txn, old.producer_id, old.producer_epoch, True, topic, [0])]
+    assert broker_add_partitions(raw, verify) == {txn: {(topic, 0): E.PRODUCER_FENCED}}
+    verify = [(txn, new.producer_id + 1, new.producer_epoch, True, topic, [0])]
+    assert broker_add_partitions(raw, verify) == {txn: {(topic, 0): E.INVALID_PRODUCER_ID_MAPPING}}
+    verify = [(txn, new.producer_id, new.producer_epoch, True, topic, [0, 9])]
+    assert broker_add_partitions(raw, verify) == {
+        txn: {(topic, 0): E.OPERATION_NOT_ATTEMPTED, (topic, 9): E.UNKNOWN_TOPIC_OR_PARTITION}}
+    assert broker_add_partitions(raw, [("", 1, 0, True, topic, [0])]) == {"": {(topic, 0): E.INVALID_REQUEST}}

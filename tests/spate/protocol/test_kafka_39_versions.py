@@ -64,7 +64,7 @@ KAFKA_39 = {
     ApiKey.DELETE_RECORDS: Row(_r(0, 2), _r(0, 2)),
     ApiKey.INIT_PRODUCER_ID: Row(_r(0, 5), _r(0, 5)),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: Row(_r(0, 4), _r(0, 4)),
-    ApiKey.ADD_PARTITIONS_TO_TXN: Row(_r(0, 5), _r(0, 3)),
+    ApiKey.ADD_PARTITIONS_TO_TXN: Row(_r(0, 5), _r(0, 5)),
     ApiKey.ADD_OFFSETS_TO_TXN: Row(_r(0, 4), _r(0, 4)),
     ApiKey.END_TXN: Row(_r(0, 4), _r(0, 4)),
     ApiKey.WRITE_TXN_MARKERS: Row(_r(0, 1), _r(0, 1)),
@@ -103,9 +103,6 @@ BEHIND_KAFKA_39 = frozenset(
         ApiKey.LEADER_AND_ISR,
         ApiKey.STOP_REPLICA,
         ApiKey.UPDATE_METADATA,
-        # v4 and v5 carry a broker's verification of a transaction's partitions (KIP-890),
-        # which Spate's brokers do not ask each other for; clients send v3 at most.
-        ApiKey.ADD_PARTITIONS_TO_TXN,
     }
 )
 
