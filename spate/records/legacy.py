@@ -33,7 +33,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-from spate.records.batch import validate_batch
+from spate.records.batch import COMPRESSION_MASK, TIMESTAMP_TYPE_MASK, validate_batch  # same bits as v2's
 from spate.records.builder import build_batch
 from spate.records.compression import DEFAULT_MAX_DECOMPRESSED_SIZE, Compression
 from spate.records.errors import CorruptRecordError
@@ -51,9 +51,6 @@ ENTRY_OVERHEAD = 12  # offset + size
 MAGIC_POSITION = 16  # offset + size + crc; the same byte as a v2 batch's magic
 RECORD_OVERHEAD_V0 = 14  # crc + magic + attributes + key length + value length
 RECORD_OVERHEAD_V1 = 22  # ... + timestamp
-
-CODEC_MASK = 0x07
-TIMESTAMP_TYPE_MASK = 0x08
 
 _ENTRY = struct.Struct(">qiIbb")  # offset, size, crc, magic, attributes
 _TIMESTAMP = struct.Struct(">q")
@@ -109,7 +106,7 @@ class _Entry:
 
     @property
     def codec_id(self) -> int:
-        return self.attributes & CODEC_MASK
+        return self.attributes & COMPRESSION_MASK
 
     @property
     def timestamp_type(self) -> TimestampType:
