@@ -12,7 +12,6 @@ Records cross between those clients and current ones both ways.
 from __future__ import annotations
 
 import time
-import zlib
 
 import pytest
 from confluent_kafka import Consumer, Producer
@@ -25,6 +24,8 @@ from spate.protocol.messages.list_offsets import ListOffsetsRequest
 from spate.protocol.messages.offset_commit import OffsetCommitRequest
 from spate.protocol.messages.offset_fetch import OffsetFetchRequest
 from spate.protocol.messages.produce import ProduceRequest
+from spate.records import MAGIC_V0
+from tests.spate.records.legacy_messages import message
 from tests.support.admin_requests import create_topic, incremental_alter_configs
 from tests.support.broker_under_test import require_spate
 from tests.support.controller_requests import call
@@ -245,18 +246,8 @@ def test_a_legacy_fetch_answers_magic_0_below_v2_and_magic_1_from_v2(broker, top
 # -- bad input -------------------------------------------------------------------------------------------------
 
 
-def _message_v0(offset: int, value: bytes, *, crc_delta: int = 0) -> bytes:
-    body = bytes([0, 0]) + (-1).to_bytes(4, "big", signed=True) + len(value).to_bytes(4, "big") + value
-    crc = (zlib.crc32(body) + crc_delta) & 0xFFFFFFFF
-    message = crc.to_bytes(4, "big") + body
-    return offset.to_bytes(8, "big") + len(message).to_bytes(4, "big") + message
-
-
-def _message_v1(offset: int, value: bytes, *, attributes: int = 0, timestamp: int = CREATE_TIME) -> bytes:
-    body = bytes([1, attributes]) + timestamp.to_bytes(8, "big") + (-1).to_bytes(4, "big", signed=True)
-    body += len(value).to_bytes(4, "big") + value
-    message = zlib.crc32(body).to_bytes(4, "big") + body
-    return offset.to_bytes(8, "big") + len(message).to_bytes(4, "big") + message
+def _message_v0(offset: int, value: bytes, *, crc: int | None = None) -> bytes:
+    return message(offset, value, magic=MAGIC_V0, crc=crc)
 
 
 def _produce_v1(broker, topic: str, records: bytes, version: int = 1):
@@ -269,11 +260,11 @@ def _produce_v1(broker, topic: str, records: bytes, version: int = 1):
 def test_a_bad_message_set_is_refused_and_nothing_is_appended(broker, topic_name) -> None:
     topic = _topic(broker, topic_name())
     assert _produce_v1(broker, topic, _message_v0(0, b"good")).error_code == ErrorCode.NONE
-    bad = _message_v0(0, b"one") + _message_v0(1, b"two", crc_delta=1)
+    bad = _message_v0(0, b"one") + _message_v0(1, b"two", crc=0)  # not the CRC of that message
     assert _produce_v1(broker, topic, bad).error_code == ErrorCode.CORRUPT_MESSAGE
     assert _produce_v1(broker, topic, _message_v0(0, b"cut")[:-2]).error_code == ErrorCode.CORRUPT_MESSAGE
     log_append_time = 0x08  # only the broker may choose it
-    assert _produce_v1(broker, topic, _message_v1(0, b"claim", attributes=log_append_time), version=2).error_code \
+    assert _produce_v1(broker, topic, message(0, b"claim", attributes=log_append_time, timestamp=CREATE_TIME), version=2).error_code \
         == ErrorCode.INVALID_TIMESTAMP
     messages = _current_consumer(broker, topic, 1, timeout_s=5)
     assert [m.value() for m in messages] == [b"good"]
