@@ -27,6 +27,7 @@ import os
 import re
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -127,14 +128,35 @@ def measure_spate_tools(bootstrap: str, records: int) -> dict[str, str]:
     return cells
 
 
-def main() -> None:
+@dataclass
+class Comparison:
+    """One run's figures: each broker's best per workload, this machine's ceilings, ``spate perf`` cells."""
+
+    spate: dict[tuple[int, str], Figures]
+    tansu: dict[tuple[int, str], Figures]
+    loopback_mb_s: float
+    disk_mb_s: float
+    spate_tools: dict[str, str] = field(default_factory=dict)
+    tansu_tools: dict[str, str] = field(default_factory=dict)
+
+    def ratio(self, size: int, acks: str, phase: str) -> float:
+        """Spate's throughput over Tansu's for one workload; ``phase`` is "produce" or "consume"."""
+        column = 0 if phase == "produce" else 1
+        return self.spate[(size, acks)][column] / self.tansu[(size, acks)][column]
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=200_000, help="1 KB records per workload (100 B: 4x)")
     parser.add_argument("--rounds", type=int, default=2,
                         help="rounds of every workload per broker, brokers taking turns; the best is kept")
     parser.add_argument("--spate-tools-records", type=int, default=50_000,
                         help="records for each spate perf run (0: skip them)")
-    args = parser.parse_args()
+    parser.add_argument("--disk-mb", type=int, default=1024, help="MiB written to measure the disk's ceiling")
+    return parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> Comparison:
     repo = Path(__file__).resolve().parents[2]
     with tempfile.TemporaryDirectory(dir=repo, prefix=".perf-") as scratch:
         scratch_dir = Path(scratch)
@@ -143,7 +165,6 @@ def main() -> None:
         try:
             brokers = {"spate": (spate.bootstrap, spate.process.pid), "tansu": (tansu.bootstrap, tansu.process.pid)}
             best = measure_alternating(brokers, args.records, args.rounds)
-            spate_results, tansu_results = best["spate"], best["tansu"]
             tools = args.spate_tools_records
             spate_tools = measure_spate_tools(spate.bootstrap, tools) if tools else {}
             tansu_tools = measure_spate_tools(tansu.bootstrap, tools) if tools else {}
@@ -151,23 +172,32 @@ def main() -> None:
             spate.stop()
             tansu.stop()
         loopback = loopback_bandwidth_mb_s()
-        disk = disk_write_mb_s(scratch_dir)
+        disk = disk_write_mb_s(scratch_dir, args.disk_mb * 1024**2)
+    return Comparison(best["spate"], best["tansu"], loopback, disk, spate_tools, tansu_tools)
+
+
+def print_tables(result: Comparison) -> None:
+    loopback, disk = result.loopback_mb_s, result.disk_mb_s
     print(f"\nloopback TCP: {loopback:,.0f} MB/s; sequential disk write + fsync: {disk:,.0f} MB/s\n")
     print("| workload (confluent-kafka) | Spate MB/s | Tansu MB/s | Spate/Tansu | Spate/loopback | Spate/disk "
           "| broker CPU ms/MB Spate | Tansu |")
     print("|---|---|---|---|---|---|---|---|")
     for size, acks in WORKLOADS:
         for phase, column in (("produce", 0), ("consume", 1)):
-            ours, theirs = spate_results[(size, acks)], tansu_results[(size, acks)]
+            ours, theirs = result.spate[(size, acks)], result.tansu[(size, acks)]
             rate, other = ours[column], theirs[column]
             print(f"| {phase} {size} B, acks={acks} | {rate:,.1f} | {other:,.1f} | {rate / other:.2f} "
                   f"| {rate / loopback:.1%} | {rate / disk:.1%} | {ours[column + 2]:.2f} | {theirs[column + 2]:.2f} |")
 
-    if spate_tools:
+    if result.spate_tools:
         print("\n| `spate perf …` (1 KB records) | Spate broker | Tansu broker |")
         print("|---|---|---|")
         for command in ("produce", "consume", "end-to-end"):
-            print(f"| {command} | {spate_tools.get(command, '')} | {tansu_tools.get(command, '')} |")
+            print(f"| {command} | {result.spate_tools.get(command, '')} | {result.tansu_tools.get(command, '')} |")
+
+
+def main(argv: list[str] | None = None) -> None:
+    print_tables(run(parse_args(argv)))
 
 
 if __name__ == "__main__":

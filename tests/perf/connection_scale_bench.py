@@ -197,7 +197,8 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def run(counts: list[int], seconds: float, limit: int = 50) -> str:
+def measure_all(counts: list[int], seconds: float, limit: int = 50) -> tuple[list[Row], list[str]]:
+    """A row per connection count, and a line per connection limit saying what became of connection N+1."""
     raise_open_file_limit()
     with tempfile.TemporaryDirectory(prefix="connection-bench-") as scratch:
         with running_broker(BrokerProcess(Path(scratch) / "broker")) as broker:
@@ -206,7 +207,15 @@ def run(counts: list[int], seconds: float, limit: int = 50) -> str:
             rows = [measure(broker, count, seconds) for count in counts]
         limits = [f"- `{name}={limit}`: connection {limit + 1} was {refused_beyond(name, limit, Path(scratch) / name)}"
                   for name in ("max.connections.per.ip", "max.connections")]
+    return rows, limits
+
+
+def report(rows: list[Row], limits: list[str]) -> str:
     return table(rows) + "\n\n" + "\n".join(limits)
+
+
+def run(counts: list[int], seconds: float, limit: int = 50) -> str:
+    return report(*measure_all(counts, seconds, limit))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,6 +28,7 @@ import selectors
 import tempfile
 import time
 from collections import deque
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
@@ -105,10 +106,20 @@ def commit_load(bootstrap: str, groups: int, seconds: float) -> dict[str, float]
             "p50_ms": percentile(latencies, 0.5), "p99_ms": percentile(latencies, 0.99)}
 
 
-def run(members: int, groups: int, seconds: float, parts: Sequence[str] = PARTS) -> str:
-    """The tables of the ``parts`` asked for (all by default), measured on one broker."""
+@dataclass
+class GroupScale:
+    """One run's figures: seconds per rebalance (by protocol) and the commit load's summary, when measured."""
+
+    members: int
+    groups: int
+    rebalances: dict[str, dict[str, float]] = field(default_factory=dict)
+    commits: dict[str, float] | None = None
+
+
+def measure(members: int, groups: int, seconds: float, parts: Sequence[str] = PARTS) -> GroupScale:
+    """The ``parts`` asked for (all by default), measured on one broker."""
     raise_open_file_limit()
-    rebalances: dict[str, dict[str, float]] = {}
+    result = GroupScale(members, groups)
     with tempfile.TemporaryDirectory(prefix="group-scale-") as scratch:
         process = BrokerProcess(Path(scratch), overrides={"group.initial.rebalance.delay.ms": "1000",
                                                           "offsets.topic.num.partitions": "4"})
@@ -120,23 +131,34 @@ def run(members: int, groups: int, seconds: float, parts: Sequence[str] = PARTS)
                 _wait_for_coordinator(broker.bootstrap, group)
             pid = process.process.pid if process.process else None
             if "classic" in parts:
-                rebalances["classic"] = classic_join_one(broker.bootstrap, members, pid)
+                result.rebalances["classic"] = classic_join_one(broker.bootstrap, members, pid)
             if "consumer" in parts:
-                rebalances["consumer (KIP-848)"] = consumer_join_one(
+                result.rebalances["consumer (KIP-848)"] = consumer_join_one(
                     broker.bootstrap, TOPIC, meta.topics[0].topic_id, members, pid)
-            commits = commit_load(broker.bootstrap, groups, seconds) if "commits" in parts else None
+            if "commits" in parts:
+                result.commits = commit_load(broker.bootstrap, groups, seconds)
+    return result
+
+
+def table(result: GroupScale) -> str:
+    members, groups, commits = result.members, result.groups, result.commits
     lines = []
-    if rebalances:
+    if result.rebalances:
         lines += ["| protocol | members | one joins: s until all assigned | target | broker CPU s "
                   "| load generator CPU s |", "|---|---:|---:|---:|---:|---:|"]
         lines += [f"| {protocol} | {members:,} | {r['seconds']:.2f} | ≤ {REBALANCE_TARGET_S:g} "
-                  f"| {r['broker_cpu_s']:.2f} | {r['client_cpu_s']:.2f} |" for protocol, r in rebalances.items()]
+                  f"| {r['broker_cpu_s']:.2f} | {r['client_cpu_s']:.2f} |" for protocol, r in result.rebalances.items()]
     if commits is not None:
         lines += ["", "| groups committing each second | commits/s achieved | ratio to asked | failures | p50 ms "
                   "| p99 ms |", "|---:|---:|---:|---:|---:|---:|",
                   f"| {groups:,} | {commits['achieved_per_s']:.0f} | {commits['achieved_per_s'] / groups:.2f} "
                   f"| {commits['failures']:.0f} | {commits['p50_ms']:.2f} | {commits['p99_ms']:.2f} |"]
     return "\n".join(lines).strip("\n")
+
+
+def run(members: int, groups: int, seconds: float, parts: Sequence[str] = PARTS) -> str:
+    """The tables of the ``parts`` asked for (all by default), measured on one broker."""
+    return table(measure(members, groups, seconds, parts))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -85,7 +85,18 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def run_all(sizes: Sizes, plots: Path | None) -> None:
+@dataclass
+class ScaleResults:
+    """What ``run_all`` measured, for whoever reads the figures beside the printed tables."""
+
+    sizes: Sizes
+    partitions: list[partition_scale_bench.Row]
+    connections: list[connection_scale_bench.Row]
+    log_growth: list[log_growth_bench.Step]
+    groups: group_scale_bench.GroupScale
+
+
+def run_all(sizes: Sizes, plots: Path | None) -> ScaleResults:
     if plots:
         plots.mkdir(parents=True, exist_ok=True)
 
@@ -98,15 +109,18 @@ def run_all(sizes: Sizes, plots: Path | None) -> None:
     if plots:
         plot_partitions(rows, plots / "partitions.png")
 
-    section("Connections", connection_scale_bench.run(list(sizes.connections), sizes.produce_seconds,
-                                                      sizes.connection_limit))
+    connections, limits = connection_scale_bench.measure_all(list(sizes.connections), sizes.produce_seconds,
+                                                              sizes.connection_limit)
+    section("Connections", connection_scale_bench.report(connections, limits))
 
     steps = log_growth_bench.grow(sizes.log_gb, sizes.log_step_gb)
     section("Log size", log_growth_bench.table(steps))
     if plots:
         log_growth_bench.plot(steps, plots / "log-growth.png")
 
-    section("Consumer groups", group_scale_bench.run(sizes.members, sizes.groups, max(2.0, sizes.produce_seconds)))
+    groups = group_scale_bench.measure(sizes.members, sizes.groups, max(2.0, sizes.produce_seconds))
+    section("Consumer groups", group_scale_bench.table(groups))
+    return ScaleResults(sizes, rows, connections, steps, groups)
 
 
 if __name__ == "__main__":

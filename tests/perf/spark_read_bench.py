@@ -202,7 +202,7 @@ def print_table(results: list[SizeResult], runs: int) -> None:
               f"{r.parquet_s / r.ceiling_s:>19.2f}")
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=1_000_000, help="records of 100 B (and other sizes < 1000)")
     parser.add_argument("--records-1k", type=int, default=250_000, help="records of 1000 B or more")
@@ -211,9 +211,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min-partitions", type=int, default=None, help="the source's minPartitions option")
     parser.add_argument("--runs", type=int, default=3, help="timed runs of each read; the best counts")
     parser.add_argument("--profile", action="store_true", help="profile the in-process read_range pass")
-    args = parser.parse_args(argv)
-    sizes = [int(size) for size in args.value_sizes.split(",") if size.strip()]
+    return parser.parse_args(argv)
 
+
+def run(args: argparse.Namespace) -> list[SizeResult]:
+    """Every value size's timings, on a broker and a Spark session of their own."""
+    sizes = [int(size) for size in args.value_sizes.split(",") if size.strip()]
     workdir = Path(tempfile.mkdtemp(prefix="spate-read-bench-"))
     broker = BrokerProcess(data_dir=workdir / "broker").start()
     results: list[SizeResult] = []
@@ -228,7 +231,12 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         broker.stop()
         shutil.rmtree(workdir, ignore_errors=True)
-    print_table(results, args.runs)
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    print_table(run(args), args.runs)
     return 0
 
 

@@ -226,7 +226,7 @@ def print_table(runs: list[SinkRun], args) -> None:
             print(f"exactly_once / at_least_once at {partitions} partitions: {ratio:.2f}")
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--value-size", type=int, default=100)
@@ -238,15 +238,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2, help="runs per guarantee; the best counts")
     parser.add_argument("--commit-rounds", type=int, default=6, help="runs of the commit-phase measurement")
     parser.add_argument("--commit-delay-ms", type=float, default=2.0, help="one-way delay of the proxied broker")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+CommitTimes = dict[tuple[str, int], dict[int, float]]
+
+
+def run(args: argparse.Namespace) -> tuple[list[SinkRun], CommitTimes]:
+    """The copies (best run of each guarantee per partition count), then the driver's commit phase."""
     counts = [int(p) for p in args.partitions.split(",") if p.strip()]
     guarantees = [g.strip() for g in args.guarantees.split(",") if g.strip()]
-    logging.basicConfig(level=logging.WARNING)
-
     workdir = Path(tempfile.mkdtemp(prefix="spate-sink-bench-"))
     broker = BrokerProcess(data_dir=workdir / "broker").start()
     runs: list[SinkRun] = []
-    commit_ms: dict[tuple[str, int], dict[int, float]] = {}
+    commit_ms: CommitTimes = {}
     try:
         if not args.commit_only:
             runs = run_copies(broker.bootstrap, workdir, counts, guarantees, args)
@@ -260,6 +265,13 @@ def main(argv: list[str] | None = None) -> int:
         commit_ms.update(measure_behind_proxy(workdir, counts, args))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+    return runs, commit_ms
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    runs, commit_ms = run(args)
     if runs:
         print_table(runs, args)
     print_commit_phase(commit_ms, args)

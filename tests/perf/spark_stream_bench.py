@@ -260,7 +260,7 @@ def print_tables(latency: list[LatencyResult], throughput: list[ThroughputResult
             print(f"{'exactly_once / at_least_once':<35}{throughput[0].rate / throughput[1].rate:>12.2f}")
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=500_000, help="records for the throughput runs")
     parser.add_argument("--value-size", type=int, default=100)
@@ -276,11 +276,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-latency", action="store_true")
     parser.add_argument("--skip-throughput", action="store_true")
     args = parser.parse_args(argv)
-    guarantees = [g.strip() for g in args.guarantees.split(",") if g.strip() and g.strip() != "none"]
-    for guarantee in guarantees:
+    args.guarantees = [g.strip() for g in args.guarantees.split(",") if g.strip() and g.strip() != "none"]
+    for guarantee in args.guarantees:
         if guarantee not in GUARANTEES:
             parser.error(f"unknown delivery guarantee {guarantee!r}")
+    return args
 
+
+def run(args: argparse.Namespace) -> tuple[list[LatencyResult], list[ThroughputResult]]:
+    """The latency runs, then the throughput runs, on a broker and a Spark session of their own."""
     workdir = Path(tempfile.mkdtemp(prefix="spate-stream-bench-"))
     broker = BrokerProcess(data_dir=workdir / "broker").start()
     latency: list[LatencyResult] = []
@@ -294,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
             if not args.skip_latency:
                 if args.source_only:
                     latency.append(run_driver_latency(spark, broker.bootstrap, workdir, args))
-                for guarantee in guarantees:
+                for guarantee in args.guarantees:
                     latency.append(run_latency(spark, broker.bootstrap, workdir, guarantee, args))
             if not args.skip_throughput:
                 source = "tput-in"
@@ -303,13 +307,19 @@ def main(argv: list[str] | None = None) -> int:
                 produce_bulk(broker.bootstrap, source, args.records, args.value_size)
                 print(f"produced {args.records:,} records of {args.value_size} B in "
                       f"{time.perf_counter() - started:.1f} s")
-                for guarantee in guarantees:
+                for guarantee in args.guarantees:
                     throughput.append(run_throughput(spark, broker.bootstrap, workdir, source, guarantee, args))
         finally:
             spark.stop()
     finally:
         broker.stop()
         shutil.rmtree(workdir, ignore_errors=True)
+    return latency, throughput
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    latency, throughput = run(args)
     print_tables(latency, throughput, args)
     return 0
 
