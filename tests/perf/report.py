@@ -40,14 +40,14 @@ from tests.perf import compare_brokers, scale, spark_read_bench, spark_sink_benc
 from tests.perf.report_targets import BENCHES, Results, StreamFigures, evaluate, table
 
 # Each benchmark's arguments: (full size, --quick). The full sizes are the ones the README's figures use.
-SPARK_READ_ARGS = ([], ["--records", "50000", "--records-1k", "12500", "--runs", "2"])
+SPARK_READ_ARGS = ([], ["--records", "200000", "--records-1k", "50000", "--runs", "2"])
 SPARK_STREAM_ARGS = (
     ["--rate", "10000", "--source-only"],
-    ["--rate", "10000", "--seconds", "8", "--warmup", "3", "--records", "20000"],
+    ["--rate", "10000", "--seconds", "10", "--warmup", "3", "--records", "20000"],
 )
 SPARK_SINK_ARGS = ([], ["--records", "20000", "--max-offsets-per-trigger", "5000", "--rounds", "1",
                         "--commit-rounds", "2"])
-BROKERS_ARGS = ([], ["--records", "10000", "--rounds", "1", "--spate-tools-records", "5000", "--disk-mb", "128"])
+BROKERS_ARGS = ([], ["--records", "30000", "--rounds", "2", "--spate-tools-records", "5000", "--disk-mb", "128"])
 
 
 def section(title: str) -> None:

@@ -235,7 +235,7 @@ def test_every_benchmark_accepts_the_arguments_the_report_gives_it(quick: bool) 
     assert spark_stream_bench.parse_args(report.SPARK_STREAM_ARGS[pick]).rate == 10_000
     assert spark_stream_bench.parse_args(report.SPARK_STREAM_ARGS[pick]).trigger_ms == 100
     assert spark_sink_bench.parse_args(report.SPARK_SINK_ARGS[pick]).partitions == "4,8"
-    assert compare_brokers.parse_args(report.BROKERS_ARGS[pick]).rounds == (1 if quick else 2)
+    assert compare_brokers.parse_args(report.BROKERS_ARGS[pick]).records == (30_000 if quick else 200_000)
 
 
 def test_only_accepts_the_benchmarks_names_only(capsys) -> None:
