@@ -21,8 +21,10 @@ table: a row per target of the issue (and per case where a benchmark
 measures several), the figure from this run, and met or by how much it was
 missed. ``--quick`` runs everything at small sizes (a few minutes in all):
 the targets are then evaluated against the sizes that ran, which each row
-names. ``--plots DIR`` writes the scale benchmarks' plots there. The machine
-may be shared: compare figures within one run.
+names. ``--plots DIR`` writes the scale benchmarks' plots there. A
+benchmark that fails is reported as such (its targets' rows say so), the
+others still run, and the command exits 1. The machine may be shared:
+compare figures within one run.
 """
 
 from __future__ import annotations
