@@ -242,3 +242,24 @@ def test_only_accepts_the_benchmarks_names_only(capsys) -> None:
     with pytest.raises(SystemExit):
         report.main(["--only", "spark-write"])
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_a_failing_benchmark_is_reported_the_others_still_run_and_the_command_exits_1(monkeypatch, capsys) -> None:
+    ran = []
+
+    def broken(results: Results, plots) -> None:
+        ran.append("brokers")
+        raise TimeoutError("Tansu did not start")
+
+    def scale_run(results: Results, plots) -> None:
+        ran.append("scale")
+        results.scale = scale_results(scale.QUICK)
+
+    monkeypatch.setitem(report.RUNNERS, "brokers", broken)
+    monkeypatch.setitem(report.RUNNERS, "scale", scale_run)
+    assert report.main(["--quick", "--only", "scale", "brokers"]) == 1
+    out = capsys.readouterr().out
+    assert ran == ["brokers", "scale"]  # in the report's order, not the command line's
+    assert "brokers failed: TimeoutError: Tansu did not start" in out
+    assert "| failed: TimeoutError: Tansu did not start |" in out
+    assert "| not run (--only) |" in out and "--quick: every figure" in out
