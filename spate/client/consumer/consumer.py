@@ -230,6 +230,9 @@ class Consumer:
             remaining = deadline - self._clock()
             if remaining <= 0:
                 return []
+            # The step's network poll may have completed a fetch that brought nothing to hand out (an
+            # answer for a position a seek has left): the next fetch goes out now, not after the wait.
+            self._fetcher.send_fetches()
             self._network.poll(min(remaining, _MAX_POLL_STEP))
 
     def _step(self) -> None:
