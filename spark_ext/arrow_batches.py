@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -38,6 +39,8 @@ from pyspark.sql.types import (
 
 from spark_ext.columnar import ColumnarBatch
 from spate.client import FetchedBatch
+from spate.records.errors import CorruptRecordError
+from spate.records.record import Header
 
 DEFAULT_MAX_ROWS = 65_536
 DEFAULT_MAX_BYTES = 16 << 20
@@ -67,6 +70,16 @@ def arrow_schema(include_headers: bool = False) -> pa.Schema:
     from pyspark.sql.pandas.types import to_arrow_schema
 
     return to_arrow_schema(source_schema(include_headers), timezone="UTC")
+
+
+class RecordLists(Protocol):
+    """A batch's records as parallel lists: the client's ``FetchedBatch``, the codec's ``RecordColumns``."""
+
+    offsets: list[int]
+    timestamps: list[int]
+    keys: list[bytes | None]
+    values: list[bytes | None]
+    headers: list[tuple[Header, ...]]
 
 
 class ArrowBatchBuilder:
@@ -111,29 +124,30 @@ class ArrowBatchBuilder:
         return self._rows >= self.max_rows or self._bytes >= self.max_bytes
 
     def add(self, batch: FetchedBatch, start: int = 0, stop: int | None = None) -> None:
-        """Add rows ``[start, stop)`` of ``batch`` (all of them by default)."""
-        stop = len(batch) if stop is None else stop
+        """Add rows ``[start, stop)`` of a client-decoded batch (all of them by default)."""
+        self.add_lists(batch.topic, batch.partition, int(batch.timestamp_type), batch, start, stop)
+
+    def add_lists(
+        self, topic: str, partition: int, timestamp_type: int, rows: RecordLists, start: int = 0,
+        stop: int | None = None,
+    ) -> None:
+        """Add rows ``[start, stop)`` of a batch decoded into parallel lists (all of them by default).
+
+        Lists from consecutive calls are converted together, so many small
+        batches cost one pyarrow call per column, not one per batch.
+        """
+        stop = len(rows.offsets) if stop is None else stop
         if stop <= start:
             return
-        whole = start == 0 and stop == len(batch)
-        self._bytes += sum(len(v) for v in batch.values[start:stop] if v) + sum(
-            len(k) for k in batch.keys[start:stop] if k
-        )
-        if whole:
-            self._keys += batch.keys
-            self._values += batch.values
-            self._offsets += batch.offsets
-            self._timestamps += batch.timestamps
-            if self.include_headers:
-                self._headers += batch.headers
-        else:
-            self._keys += batch.keys[start:stop]
-            self._values += batch.values[start:stop]
-            self._offsets += batch.offsets[start:stop]
-            self._timestamps += batch.timestamps[start:stop]
-            if self.include_headers:
-                self._headers += batch.headers[start:stop]
-        self._add_run(batch.topic, batch.partition, int(batch.timestamp_type), stop - start)
+        keys, values = rows.keys[start:stop], rows.values[start:stop]
+        self._bytes += sum(len(v) for v in values if v) + sum(len(k) for k in keys if k)
+        self._keys += keys
+        self._values += values
+        self._offsets += rows.offsets[start:stop]
+        self._timestamps += rows.timestamps[start:stop]
+        if self.include_headers:
+            self._headers += rows.headers[start:stop]
+        self._add_run(topic, partition, timestamp_type, stop - start)
 
     def add_columns(
         self, topic: str, partition: int, columns: ColumnarBatch, start: int = 0, stop: int | None = None
@@ -162,12 +176,16 @@ class ArrowBatchBuilder:
         """Turn the rows gathered as lists into a chunk, so later chunks follow them."""
         if not self._offsets:
             return
+        try:
+            offsets, timestamps = np.array(self._offsets, np.int64), np.array(self._timestamps, np.int64)
+        except OverflowError:
+            raise CorruptRecordError("an offset or timestamp is outside int64") from None
         self._chunks.append(
             _Chunk(
                 pa.array(self._keys, pa.binary()),
                 pa.array(self._values, pa.binary()),
-                np.array(self._offsets, np.int64),
-                np.array(self._timestamps, np.int64),
+                offsets,
+                timestamps,
                 self._headers if self.include_headers and any(self._headers) else None,
             )
         )

@@ -23,7 +23,8 @@ transaction markers, count as free). The estimate is exact for budgets up
 to the sample size and for evenly sized records, and otherwise as good as
 the sample is representative of what follows.
 * :func:`split_ranges` cuts ranges into more input partitions for
-  ``minPartitions`` and ``maxRecordsPerPartition``.
+  ``minPartitions`` and ``maxRecordsPerPartition``; :func:`coalesce_ranges`
+  packs small ones together for ``minRecordsPerPartition``.
 
 Offsets are counted as Kafka counts them: a range ``[from, until)`` spans
 ``until - from`` offsets, some of which may hold no record (transaction
@@ -264,3 +265,38 @@ def _split(r: OffsetRange, count: int) -> list[OffsetRange]:
         pieces.append(OffsetRange(r.topic, r.partition, start, end))
         start = end
     return pieces
+
+
+# --- minRecordsPerPartition -----------------------------------------------------------------------
+
+
+def coalesce_ranges(
+    pieces: Iterable[OffsetRange], *, min_records: int, max_records: int | None = None
+) -> list[list[OffsetRange]]:
+    """Pack pieces shorter than ``min_records`` offsets into groups, each read by one task.
+
+    A task costs a scheduling round trip and a Python worker's turn whatever
+    it reads, so a micro-batch of a few records per partition is read faster
+    by one task than by one per partition. A piece of ``min_records`` or more
+    stays alone; smaller ones join a group until it spans ``min_records``
+    offsets, never past ``max_records`` (``maxRecordsPerPartition``). Every
+    piece lands in exactly one group, in the order given.
+    """
+    groups: list[list[OffsetRange]] = []
+    open_group: list[OffsetRange] = []
+    spanned = 0
+    for piece in pieces:
+        if piece.size >= min_records:
+            groups.append([piece])
+            continue
+        if open_group and max_records is not None and spanned + piece.size > max_records:
+            groups.append(open_group)
+            open_group, spanned = [], 0
+        open_group.append(piece)
+        spanned += piece.size
+        if spanned >= min_records:
+            groups.append(open_group)
+            open_group, spanned = [], 0
+    if open_group:
+        groups.append(open_group)
+    return groups

@@ -88,6 +88,7 @@ _DISPLAY = {
         "maxBytesPerTrigger",
         "minPartitions",
         "maxRecordsPerPartition",
+        "minRecordsPerPartition",
         "failOnDataLoss",
         "includeHeaders",
         "isolation.level",
@@ -137,6 +138,8 @@ _BYTE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1
 
 DEFAULT_MAX_TRIGGER_DELAY_MS = 15 * 60_000
 DEFAULT_POLL_TIMEOUT_MS = 120_000
+# About what a task's fixed cost (scheduling, the Python worker's round trip) would read of small records.
+DEFAULT_MIN_RECORDS_PER_PARTITION = 16_384
 
 
 class SourceOptionError(OptionError):
@@ -163,6 +166,8 @@ class SourceOptions:
     max_bytes_per_trigger: int | None = None
     min_partitions: int | None = None
     max_records_per_partition: int | None = None
+    # Ranges shorter than this many offsets share a task (1: one task per range, as Spark's Kafka source plans).
+    min_records_per_partition: int = DEFAULT_MIN_RECORDS_PER_PARTITION
     fail_on_data_loss: bool = True
     include_headers: bool = False
     isolation_level: str = "read_uncommitted"
@@ -206,6 +211,7 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
         max_bytes_per_trigger=_byte_size(opts, "maxbytespertrigger"),
         min_partitions=_positive_int(opts, "minpartitions"),
         max_records_per_partition=_positive_int(opts, "maxrecordsperpartition"),
+        min_records_per_partition=_positive_int(opts, "minrecordsperpartition") or DEFAULT_MIN_RECORDS_PER_PARTITION,
         fail_on_data_loss=_bool(opts, "failondataloss", True),
         include_headers=_bool(opts, "includeheaders", False),
         isolation_level=_isolation_level(opts),

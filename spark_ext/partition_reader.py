@@ -24,6 +24,7 @@ hang (the offsets it was promised never became readable).
 
 from __future__ import annotations
 
+import bisect
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator
@@ -32,13 +33,14 @@ import numpy as np
 import pyarrow as pa
 
 from spark_ext.arrow_batches import DEFAULT_MAX_ROWS, ArrowBatchBuilder
-from spark_ext.columnar import decode_columnar
+from spark_ext.columnar import DEFAULT_VECTOR_THRESHOLD, decode_columnar
 from spark_ext.consumer_cache import ConsumerCache, KeptConsumer
 from spark_ext.data_loss import DataLossPolicy
 from spark_ext.offset_ranges import OffsetRange
 from spark_ext.options import SourceOptions
 from spate.client import Consumer, OffsetOutOfRangeError, RawBatch
 from spate.records.errors import CorruptRecordError
+from spate.records.reader import decode_batch_columns
 
 # One poll waits at most this long (ms), so the no-progress deadline is checked regularly.
 _POLL_STEP_MS = 500
@@ -187,6 +189,9 @@ def _add_batch(builder: ArrowBatchBuilder, batch: RawBatch, until: int) -> None:
         return
     try:
         # The consumer checked the CRC (unless check_crcs is off); the record checks all run.
+        if header.records_count < DEFAULT_VECTOR_THRESHOLD:
+            _add_small_batch(builder, batch, until)
+            return
         columns = decode_columnar(
             batch.buffer, batch.position, include_headers=builder.include_headers, check_crc=False
         )
@@ -196,6 +201,19 @@ def _add_batch(builder: ArrowBatchBuilder, batch: RawBatch, until: int) -> None:
     start = int(np.searchsorted(offsets, batch.start_offset)) if batch.start_offset > header.base_offset else 0
     stop = int(np.searchsorted(offsets, until)) if header.last_offset >= until else len(columns)
     builder.add_columns(batch.topic, batch.partition, columns, start, stop)
+
+
+def _add_small_batch(builder: ArrowBatchBuilder, batch: RawBatch, until: int) -> None:
+    """Decode a batch of a few records into lists, which the builder converts together with its neighbours'.
+
+    A producer at a low rate or a short linger sends batches of a handful of
+    records; building arrays for each would cost more than decoding them.
+    """
+    rows = decode_batch_columns(batch.buffer, batch.position, check_crc=False)
+    offsets = rows.offsets
+    start = bisect.bisect_left(offsets, batch.start_offset)
+    stop = bisect.bisect_left(offsets, until)
+    builder.add_lists(batch.topic, batch.partition, int(batch.header.is_log_append_time), rows, start, stop)
 
 
 def _after_out_of_range(

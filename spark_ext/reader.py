@@ -3,8 +3,8 @@
 The driver resolves the partitions and the starting and ending offsets once
 (``startingOffsets`` defaults to earliest, ``endingOffsets`` to latest) and
 plans one input partition per offset range, split further for
-``minPartitions`` / ``maxRecordsPerPartition``. Each task then reads its
-range with :func:`~spark_ext.partition_reader.read_range`, with a consumer
+``minPartitions`` / ``maxRecordsPerPartition``, small ranges sharing one for
+``minRecordsPerPartition``. Each task then reads its range (or ranges) with :func:`~spark_ext.partition_reader.read_range`, with a consumer
 its Python worker kept from an earlier task of the partition when there is
 one (:mod:`spark_ext.consumer_cache`).
 """
@@ -20,7 +20,7 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from spark_ext.archive_reader import ArchiveOffsetReader, ArchiveRangePartition, archive_partitions, read_archive_range
 from spark_ext.consumer_cache import WORKER_CACHE
 from spark_ext.data_loss import DataLossPolicy
-from spark_ext.offset_ranges import OffsetRange, split_ranges
+from spark_ext.offset_ranges import OffsetRange, coalesce_ranges, split_ranges
 from spark_ext.offset_reader import OffsetReader
 from spark_ext.options import SourceOptionError, SourceOptions
 from spark_ext.partition_reader import ReadSettings, read_range
@@ -36,6 +36,13 @@ class OffsetRangePartition(InputPartition):
         self.offset_range = offset_range
         # Where the task reports what it read (metricsPort); None without metrics.
         self.metrics = metrics
+
+
+class OffsetRangesPartition(InputPartition):
+    """One task's work: several short offset ranges, read one after another."""
+
+    def __init__(self, parts: list[OffsetRangePartition]) -> None:
+        self.parts = parts
 
 
 class SpateBatchReader(DataSourceReader):
@@ -59,8 +66,9 @@ def offset_reader_for(options: SourceOptions) -> OffsetReader:
 
 def input_partitions(ranges: list[OffsetRange], options: SourceOptions,
                      offsets: OffsetReader | None = None) -> list[InputPartition]:
-    """Spark's input partitions for ``ranges``, split as minPartitions and maxRecordsPerPartition ask
-    (and, reading archives, cut where each partition's archive ends)."""
+    """Spark's input partitions for ``ranges``, split as minPartitions and maxRecordsPerPartition ask,
+    short ones packed together for minRecordsPerPartition (and, reading archives, cut where each
+    partition's archive ends, never packed). Asked for ``minPartitions``, nothing is packed."""
     pieces = split_ranges(
         ranges,
         min_partitions=options.min_partitions,
@@ -73,12 +81,19 @@ def input_partitions(ranges: list[OffsetRange], options: SourceOptions,
         ensure_served(metrics.host, metrics.port)
     if isinstance(offsets, ArchiveOffsetReader):
         return archive_partitions(pieces, offsets, lambda r: OffsetRangePartition(r, metrics))
-    return [OffsetRangePartition(r, metrics) for r in pieces]
+    if options.min_partitions is not None:
+        return [OffsetRangePartition(r, metrics) for r in pieces]
+    groups = coalesce_ranges(pieces, min_records=options.min_records_per_partition,
+                             max_records=options.max_records_per_partition)
+    return [OffsetRangePartition(g[0], metrics) if len(g) == 1
+            else OffsetRangesPartition([OffsetRangePartition(r, metrics) for r in g]) for g in groups]
 
 
 def read_partition(partition: InputPartition, settings: ReadSettings) -> Iterator[pa.RecordBatch]:
     if isinstance(partition, ArchiveRangePartition):
         return read_archive_range(partition, settings.include_headers, settings.max_rows_per_batch)
+    if isinstance(partition, OffsetRangesPartition):
+        return (batch for part in partition.parts for batch in read_partition(part, settings))
     # Spark plans one placeholder partition when there is nothing to read.
     if not isinstance(partition, OffsetRangePartition):
         return iter(())

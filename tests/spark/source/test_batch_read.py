@@ -121,11 +121,17 @@ def test_subscribe_pattern_reads_every_matching_topic_and_nothing_else(spark, br
 
 
 def test_min_partitions_splits_partitions_into_more_input_partitions_with_the_same_rows(spark, broker, orders):
-    whole = reader(spark, broker, subscribe=orders)
+    whole = reader(spark, broker, subscribe=orders, minRecordsPerPartition="1")
     split = reader(spark, broker, subscribe=orders, minPartitions="7")
     assert whole.rdd.getNumPartitions() == 3
     assert split.rdd.getNumPartitions() == 7
     assert spate_rows(split) == spate_rows(whole)
+
+
+def test_short_partitions_are_read_by_one_task_with_the_same_rows(spark, broker, orders):
+    packed = reader(spark, broker, subscribe=orders)
+    assert packed.rdd.getNumPartitions() == 1
+    assert spate_rows(packed) == spate_rows(reader(spark, broker, subscribe=orders, minRecordsPerPartition="1"))
 
 
 def test_a_bounded_read_ending_on_transaction_markers_finishes_and_skips_aborted_records(spark, broker, unique):

@@ -1,4 +1,4 @@
-"""Planning offset ranges: read limits per trigger and minPartitions splitting."""
+"""Planning offset ranges: read limits per trigger, minPartitions splitting and minRecordsPerPartition packing."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from spark_ext.offset_ranges import (
     apportion,
     cap_bytes,
     cap_offsets,
+    coalesce_ranges,
     end_within_budget,
     estimate_bytes,
     ranges_between,
@@ -148,3 +149,41 @@ def test_split_pieces_are_non_empty_consecutive_and_cover_the_ranges(pairs, min_
             assert all(p.size <= max_records for p in mine)
     total = sum(r.size for r in ranges)
     assert len(pieces) >= min(min_partitions, total)
+
+
+def test_short_ranges_share_a_task_until_it_spans_min_records():
+    ranges = [OffsetRange("a", p, 0, 40) for p in range(5)]
+    groups = coalesce_ranges(ranges, min_records=100)
+    assert groups == [ranges[:3], ranges[3:]]
+
+
+def test_a_range_of_min_records_or_more_keeps_a_task_of_its_own():
+    big, small = OffsetRange("a", 0, 0, 100), OffsetRange("a", 1, 0, 10)
+    assert coalesce_ranges([small, big, small], min_records=100) == [[big], [small, small]]
+
+
+def test_packing_never_goes_past_max_records_per_partition():
+    # The pieces maxRecordsPerPartition cut stay apart.
+    pieces = split_ranges([OffsetRange("a", 0, 0, 30)], max_records_per_partition=10)
+    assert coalesce_ranges(pieces, min_records=100, max_records=10) == [[p] for p in pieces]
+    assert coalesce_ranges(pieces, min_records=100, max_records=20) == [pieces[:2], pieces[2:]]
+
+
+def test_min_records_of_one_plans_a_task_per_range():
+    ranges = [OffsetRange("a", p, 0, 1) for p in range(3)]
+    assert coalesce_ranges(ranges, min_records=1) == [[r] for r in ranges]
+
+
+@settings(max_examples=200)
+@given(partition_offsets, st.integers(1, 300), st.one_of(st.none(), st.integers(1, 300)))
+def test_every_piece_lands_in_exactly_one_group_in_order(pairs, min_records, max_records):
+    starts, latest = starts_and_latest(pairs)
+    pieces = ranges_between(starts, latest)
+    groups = coalesce_ranges(pieces, min_records=min_records, max_records=max_records)
+    assert sorted(p for g in groups for p in g) == sorted(pieces)
+    for group in groups:
+        if len(group) > 1:
+            assert all(p.size < min_records for p in group)
+            assert sum(p.size for p in group[:-1]) < min_records
+            if max_records is not None:
+                assert sum(p.size for p in group) <= max_records

@@ -154,6 +154,33 @@ def test_large_batches_are_decoded_by_columns_with_values_intact():
     assert out[0].column("timestamp")[0].as_py().timestamp() == 1.15
 
 
+def test_many_small_batches_become_one_arrow_batch_with_every_value_and_timestamp():
+    # A producer at a low rate sends batches of a few records; they are gathered, not built one by one.
+    small = [batch(list(range(first, first + 3)), start=max(first, 4)) for first in range(0, 300, 3)]
+    consumer = ScriptedConsumer([small[:50], small[50:]])
+    out = list(read_range(OffsetRange("t", 0, 4, 298), ReadSettings("h:1"), consumer_factory=lambda _: consumer))
+    assert len(out) == 1
+    assert out[0].column("offset").to_pylist() == list(range(4, 298))
+    assert out[0].column("value").to_pylist() == [b"%d" % o for o in range(4, 298)]
+    assert out[0].column("timestamp")[0].as_py().timestamp() == 1.004
+
+
+def test_small_and_large_batches_keep_their_order_in_one_arrow_batch():
+    script = [[batch([0, 1]), batch(list(range(2, 202))), batch([202, 203]), batch([204])]]
+    out = list(read_range(OffsetRange("t", 0, 0, 205), ReadSettings("h:1"),
+                          consumer_factory=lambda _: ScriptedConsumer(script)))
+    assert [o for b in out for o in b.column("offset").to_pylist()] == list(range(205))
+
+
+def test_a_corrupt_small_batch_fails_the_read_naming_partition_and_offset():
+    good = batch([7, 8, 9])
+    broken = bytearray(good.buffer)
+    broken[-1] ^= 0xFF
+    bad = RawBatch("t", 0, bytes(broken), good.header, 7)
+    with pytest.raises(CorruptRecordError, match="t-0 batch at offset 7"):
+        read(OffsetRange("t", 0, 7, 10), ScriptedConsumer([[bad]]))
+
+
 def test_a_corrupt_batch_fails_the_read_naming_partition_and_offset():
     good = batch(list(range(0, 200)))
     broken = bytearray(good.buffer)

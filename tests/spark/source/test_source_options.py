@@ -157,6 +157,13 @@ def test_bad_trigger_limits_name_their_option():
     assert contradictory.option == "minOffsetsPerTrigger" and "maxOffsetsPerTrigger" in str(contradictory)
 
 
+def test_short_ranges_share_tasks_by_default_and_min_records_per_partition_sets_how_short():
+    assert parse().min_records_per_partition == 16_384
+    assert parse(minRecordsPerPartition="1").min_records_per_partition == 1
+    assert error(minRecordsPerPartition="0").option == "minRecordsPerPartition"
+    assert error(minRecordsPerPartition="few").option == "minRecordsPerPartition"
+
+
 def test_isolation_level_and_group_id_accept_their_kafka_prefixed_aliases():
     assert parse(**{"kafka.isolation.level": "READ_COMMITTED"}).isolation_level == "read_committed"
     assert parse(**{"isolation.level": "read_committed"}).isolation_level == "read_committed"

@@ -17,7 +17,7 @@ from spark_ext.data_loss import DataLossError
 from spark_ext.offset_ranges import SizeSample
 from spark_ext.offset_spec import Earliest, Latest
 from spark_ext.options import parse_source_options
-from spark_ext.reader import OffsetRangePartition
+from spark_ext.reader import OffsetRangePartition, OffsetRangesPartition
 from spark_ext.stream_reader import SpateStreamReader
 from spate.client import TopicPartition
 
@@ -96,7 +96,12 @@ def make_reader(cluster: FakeCluster, clock: Clock | None = None, **options: str
 
 def ranges(partitions):
     return sorted((p.offset_range.partition, p.offset_range.from_offset, p.offset_range.until_offset)
-                  for p in partitions)
+                  for p in unpacked(partitions))
+
+
+def unpacked(partitions):
+    """Every planned range, whether it has a task of its own or shares one."""
+    return [part for p in partitions for part in (p.parts if isinstance(p, OffsetRangesPartition) else [p])]
 
 
 def test_initial_offsets_follow_starting_offsets():
@@ -194,6 +199,20 @@ def test_partitions_split_for_min_partitions_and_plan_nothing_for_an_empty_batch
     ]
     assert reader.partitions({"t": {"0": 100}}, {"t": {"0": 100}}) == []
     assert all(isinstance(p, OffsetRangePartition) for p in reader.partitions({"t": {"0": 0}}, {"t": {"0": 5}}))
+
+
+def test_a_micro_batch_of_short_ranges_is_read_by_one_task():
+    cluster = FakeCluster({P0: (0, 100), P1: (0, 100)})
+    planned = make_reader(cluster).partitions({"t": {"0": 0, "1": 0}}, {"t": {"0": 60, "1": 70}})
+    assert len(planned) == 1 and isinstance(planned[0], OffsetRangesPartition)
+    assert ranges(planned) == [(0, 0, 60), (1, 0, 70)]
+
+
+def test_ranges_of_min_records_per_partition_or_more_get_a_task_each():
+    cluster = FakeCluster({P0: (0, 100), P1: (0, 100)})
+    reader = make_reader(cluster, minRecordsPerPartition="50")
+    planned = reader.partitions({"t": {"0": 0, "1": 0}}, {"t": {"0": 60, "1": 70}})
+    assert all(isinstance(p, OffsetRangePartition) for p in planned) and len(planned) == 2
 
 
 def test_group_id_commits_each_batch_end_and_the_processed_start_once():
