@@ -77,6 +77,9 @@ class SocketServer:
         self._on_connection = on_connection
         self.quotas = quotas if quotas is not None else ConnectionQuotas(ConnectionLimits.from_config(config))
         self.backlog = config.get_int("socket.listen.backlog.size")
+        # Kafka's socket buffer sizes; -1 leaves the kernel's default (and its autotuning).
+        self.send_buffer_bytes = config.get_int("socket.send.buffer.bytes")
+        self.receive_buffer_bytes = config.get_int("socket.receive.buffer.bytes")
         self._sockets: dict[str, list[socket.socket]] = {}
         self._acceptors: list[asyncio.Task[None]] = []
         # Every accepted connection until its handler returns, including one not yet handed over.
@@ -118,6 +121,8 @@ class SocketServer:
         self.accepting = True
         for name, sockets in self._sockets.items():
             for sock in sockets:
+                # Set before listen, so accepted sockets inherit it and their window scale follows it.
+                _set_buffer(sock, socket.SO_RCVBUF, self.receive_buffer_bytes)
                 sock.listen(self.backlog)
                 self._acceptors.append(asyncio.create_task(self._accept(name, sock), name=f"acceptor-{name}"))
 
@@ -155,6 +160,7 @@ class SocketServer:
     async def _serve(self, listener_name: str, sock: socket.socket, counted: str) -> None:
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            _set_buffer(sock, socket.SO_SNDBUF, self.send_buffer_bytes)
             reader, writer = await _open_stream(sock, self.security[listener_name].ssl_context)
             if not self.accepting:  # accepted just before the listeners closed
                 writer.transport.abort()
@@ -185,6 +191,11 @@ class SocketServer:
 
     def close(self) -> None:
         self.stop_accepting()
+
+
+def _set_buffer(sock: socket.socket, option: int, size: int) -> None:
+    if size != -1:
+        sock.setsockopt(socket.SOL_SOCKET, option, size)
 
 
 def connection_security(security: ListenerSecurity, writer: asyncio.StreamWriter) -> dict[str, Any]:
