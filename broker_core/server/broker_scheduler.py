@@ -74,10 +74,14 @@ def schedule_log_jobs(scheduler: BrokerScheduler, config: BrokerConfig, replicas
         # Also fsyncs segments that rolled, which advances the recovery point.
         ("flush", min(config.log_flush_interval_ms, 1000), _flush_job(log_manager, clock, metrics)),
         ("checkpoint", config.get_int("log.flush.offset.checkpoint.interval.ms"), replicas.checkpoint_all),
+        ("log-start-offset-checkpoint", config.get_int("log.flush.start.offset.checkpoint.interval.ms"),
+         lambda: log_manager.checkpoint(recovery_points=False)),
         # The fsyncs run off the event loop: on a busy disk they would stall every connection.
         ("high-watermark-checkpoint", config.get_int("replica.high.watermark.checkpoint.interval.ms"),
          lambda: asyncio.to_thread(replicas.high_watermarks_writer())),
         ("segment-deletes", 1000, lambda: log_manager.run_pending_deletes(clock())),
+        ("producer-expiration", config.get_int("producer.id.expiration.check.interval.ms"),
+         lambda: replicas.remove_expired_producers(clock())),
     ]
     for name, interval_ms, job in jobs:
         scheduler.schedule(name, interval_ms, job)

@@ -380,8 +380,13 @@ class ReplicaManager:
                 partition.checkpoint()
             except LogDirError as exc:  # reported: its dir goes offline
                 logger.warning("checkpoint of %r failed: %s", partition, exc)
-        self.log_manager.checkpoint()
+        self.log_manager.checkpoint(log_start_offsets=False)
         self.checkpoint_high_watermarks()
+
+    def remove_expired_producers(self, now_ms: int) -> None:
+        """Forget, on every log, producer ids idle for ``producer.id.expiration.ms`` and in no open transaction."""
+        for partition in self:
+            partition.log.producer_state.remove_expired_producers(now_ms)
 
     def checkpoint_high_watermarks(self) -> None:
         self.high_watermarks_writer()()

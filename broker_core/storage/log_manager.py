@@ -327,25 +327,30 @@ class LogManager:
             deleted += 1
         return deleted
 
-    def checkpoint(self) -> None:
-        """Rewrite both checkpoint files of every log dir."""
+    def checkpoint(self, *, recovery_points: bool = True, log_start_offsets: bool = True) -> None:
+        """Rewrite the recovery-point and the log-start-offset checkpoint files of every log dir (or one of them:
+        each has its own interval, ``log.flush.offset.checkpoint.interval.ms`` and
+        ``log.flush.start.offset.checkpoint.interval.ms``)."""
         for log_dir in self._live_dirs():
-            self._write_checkpoints(log_dir)
+            self._write_checkpoints(log_dir, recovery_points, log_start_offsets)
 
-    def _write_checkpoints(self, log_dir: Path) -> None:
+    def _write_checkpoints(self, log_dir: Path, recovery_points: bool = True, log_start_offsets: bool = True) -> None:
         if self.failures.is_offline(log_dir):
             return
-        self._stale_checkpoints.discard(log_dir)
+        if recovery_points and log_start_offsets:
+            self._stale_checkpoints.discard(log_dir)
         # Compared as text: a Path's parent and equality cost microseconds, which count at thousands of logs.
         parent = str(log_dir)
         logs = {tp: log for tp, log in self._logs.items() if os.path.dirname(log.directory) == parent}
         try:
-            OffsetCheckpointFile(log_dir / RECOVERY_POINT_CHECKPOINT).write(
-                {tp: log.recovery_point for tp, log in logs.items()}
-            )
-            OffsetCheckpointFile(log_dir / LOG_START_OFFSET_CHECKPOINT).write(
-                {tp: log.log_start_offset for tp, log in logs.items()}
-            )
+            if recovery_points:
+                OffsetCheckpointFile(log_dir / RECOVERY_POINT_CHECKPOINT).write(
+                    {tp: log.recovery_point for tp, log in logs.items()}
+                )
+            if log_start_offsets:
+                OffsetCheckpointFile(log_dir / LOG_START_OFFSET_CHECKPOINT).write(
+                    {tp: log.log_start_offset for tp, log in logs.items()}
+                )
         except LogDirError as exc:
             self.failures.report(log_dir, exc)
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 import enum
 import logging
 import threading
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence, TypeVar
 
@@ -119,6 +120,7 @@ class ZkClientConfig:
     retry: RetryPolicy | None = field(default=None)  # None: 10 attempts within the session timeout
     sasl: ZkSaslLogin | None = None  # None: no SASL login
     set_acl: bool = False  # zookeeper.set.acl: creator-only ACLs on every znode created (needs ``sasl``)
+    max_in_flight_requests: int = 10  # zookeeper.max.in.flight.requests: a batched read's pipelined requests
 
     def __post_init__(self) -> None:
         if self.set_acl and self.sasl is None:
@@ -144,6 +146,7 @@ class ZkClientConfig:
             connection_timeout_ms=config.zookeeper_connection_timeout_ms,
             sasl=zk_sasl_login(config),
             set_acl=config.get_bool(SET_ACL_PROPERTY),
+            max_in_flight_requests=config.get_int("zookeeper.max.in.flight.requests"),
         )
 
     @property
@@ -247,13 +250,19 @@ class ZkSession:
         """Read several znodes in one round of pipelined requests; ``None`` for those that do not exist."""
 
         def read_all() -> dict[str, tuple[bytes, ZnodeStat] | None]:
-            pending = [(path, self._client.get_async(path)) for path in paths]
+            window = max(1, self.config.max_in_flight_requests)
+            pending: deque[tuple[str, Any]] = deque()
             found: dict[str, tuple[bytes, ZnodeStat] | None] = {}
-            for path, result in pending:
-                try:
-                    found[path] = self._wait(result)
-                except NoNodeError:
-                    found[path] = None
+            for path in [*paths, None]:
+                # Past zookeeper.max.in.flight.requests, the oldest answer is awaited before the next is sent.
+                while pending and (path is None or len(pending) >= window):
+                    waited, result = pending.popleft()
+                    try:
+                        found[waited] = self._wait(result)
+                    except NoNodeError:
+                        found[waited] = None
+                if path is not None:
+                    pending.append((path, self._client.get_async(path)))
             return found
 
         return self.retry(read_all)

@@ -56,6 +56,25 @@ def test_checkpoints_list_every_log_of_their_dir(tmp_path: Path, clock: FakeCloc
     assert OffsetCheckpointFile(tmp_path / "log-start-offset-checkpoint").read() == {TopicPartition("orders", 0): 2}
 
 
+def test_recovery_points_and_log_start_offsets_can_be_checkpointed_apart(tmp_path: Path, clock: FakeClock):
+    # Each file has its own interval: log.flush.offset.checkpoint.interval.ms and
+    # log.flush.start.offset.checkpoint.interval.ms.
+    mgr = manager([tmp_path], clock)
+    log = mgr.get_or_create_log("orders", 0)
+    append_batches(log, 3)
+    log.flush()
+    log.delete_records_before(2)
+    recovery_points = tmp_path / "recovery-point-offset-checkpoint"
+    log_starts = tmp_path / "log-start-offset-checkpoint"
+    recovery_points.unlink(missing_ok=True)
+    log_starts.unlink(missing_ok=True)
+    mgr.checkpoint(log_start_offsets=False)
+    assert OffsetCheckpointFile(recovery_points).read() == {TopicPartition("orders", 0): 6}
+    assert not log_starts.exists()
+    mgr.checkpoint(recovery_points=False)
+    assert OffsetCheckpointFile(log_starts).read() == {TopicPartition("orders", 0): 2}
+
+
 def test_an_unclean_restart_recovers_from_the_checkpointed_recovery_point(tmp_path: Path, clock: FakeClock):
     mgr = manager([tmp_path], clock)
     log = mgr.get_or_create_log("orders", 0)

@@ -138,3 +138,36 @@ def test_a_sasl_login_to_a_server_without_sasl_fails_within_the_session_timeout(
     with pytest.raises(ZooKeeperAuthenticationError, match="and that the server enables SASL"):
         zookeeper.session(sasl=login, session_timeout_ms=2000)
     assert time.monotonic() - started < 8
+
+
+def test_a_batched_read_keeps_at_most_max_in_flight_requests_outstanding(
+    zookeeper: ZooKeeperForTests, zk_chroot: str
+) -> None:
+    session = zookeeper.session(zk_chroot, max_in_flight_requests=3)
+    for i in range(7):
+        session.create(f"/n{i}", b"%d" % i)
+    outstanding: list[int] = []
+    unread: set[int] = set()
+    send = session._client.get_async
+
+    class Tracked:
+        def __init__(self, result, key: int) -> None:
+            self.result, self.key = result, key
+
+        def get(self, timeout=None):
+            unread.discard(self.key)
+            return self.result.get(timeout=timeout)
+
+    def tracked_get(path, *args, **kwargs):
+        outstanding.append(len(unread))
+        key = len(outstanding)
+        unread.add(key)
+        return Tracked(send(path, *args, **kwargs), key)
+
+    session._client.get_async = tracked_get
+    paths = [f"/n{i}" for i in range(7)] + ["/missing"]
+    found = session.get_many(paths)
+    assert {path: (value[0] if value else None) for path, value in found.items()} == {
+        **{f"/n{i}": b"%d" % i for i in range(7)}, "/missing": None,
+    }
+    assert max(outstanding) == 2  # the third goes out with two unanswered, never a fourth
