@@ -184,6 +184,7 @@ _DEFINITIONS = (
         "Largest allowed gap between a CreateTime timestamp and the broker's clock.",
         at_least(0),
         ("log.message.timestamp.difference.max.ms",),
+        log_field=True,
     ),
     _t(
         "message.timestamp.before.max.ms",
@@ -192,6 +193,7 @@ _DEFINITIONS = (
         "How far in the past a CreateTime timestamp may be.",
         at_least(0),
         ("log.message.timestamp.before.max.ms",),
+        log_field=True,
     ),
     _t(
         "message.downconversion.enable",
@@ -209,6 +211,7 @@ _DEFINITIONS = (
         "How far in the future a CreateTime timestamp may be.",
         at_least(0),
         ("log.message.timestamp.after.max.ms",),
+        log_field=True,
     ),
     _t(
         "message.timestamp.type",

@@ -47,6 +47,10 @@ class LogConfig:
     file_delete_delay_ms: int = 60_000
     max_message_bytes: int = 1_048_588
     message_timestamp_type: str = CREATE_TIME
+    # How far a CreateTime timestamp may lie from the broker's clock; before/after fall back to difference.
+    message_timestamp_difference_max_ms: int = LONG_MAX
+    message_timestamp_before_max_ms: int = LONG_MAX
+    message_timestamp_after_max_ms: int = LONG_MAX
     # Whether Fetch requests before v4 (legacy message formats) may read the log, converted.
     message_downconversion_enable: bool = True
     cleanup_policy: str = "delete"
@@ -70,6 +74,9 @@ class LogConfig:
         _check_range("flush.ms", self.flush_ms, 0, LONG_MAX)
         _check_range("file.delete.delay.ms", self.file_delete_delay_ms, 0, LONG_MAX)
         _check_range("max.message.bytes", self.max_message_bytes, 0, INT_MAX)
+        for name in ("difference", "before", "after"):
+            _check_range(f"message.timestamp.{name}.max.ms", getattr(self, f"message_timestamp_{name}_max_ms"),
+                         0, LONG_MAX)
         if not isinstance(self.message_downconversion_enable, bool):
             raise LogConfigError("message.downconversion.enable", self.message_downconversion_enable,
                                  "expected true or false")
@@ -95,6 +102,18 @@ class LogConfig:
     def log_append_time(self) -> bool:
         """True when the broker, not the producer, sets batch timestamps."""
         return self.message_timestamp_type == LOG_APPEND_TIME
+
+    @property
+    def timestamp_before_max_ms(self) -> int:
+        """How far in the past a CreateTime timestamp may be (Kafka: before.max.ms unless unset, then difference)."""
+        before = self.message_timestamp_before_max_ms
+        return before if before != LONG_MAX else self.message_timestamp_difference_max_ms
+
+    @property
+    def timestamp_after_max_ms(self) -> int:
+        """How far in the future a CreateTime timestamp may be (after.max.ms unless unset, then difference)."""
+        after = self.message_timestamp_after_max_ms
+        return after if after != LONG_MAX else self.message_timestamp_difference_max_ms
 
     @property
     def delete_enabled(self) -> bool:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from broker_core.storage.config import LogConfig
+from broker_core.storage.config import LONG_MAX, LogConfig
 from broker_core.storage.errors import (
     ControlBatchFromClientError,
     InvalidAppendError,
@@ -144,6 +144,8 @@ def validate_append(
         header = _checked_batch(data, position, config.max_message_bytes, allow_control)
         if not allow_control and config.compact_enabled:  # a client's batch for a compacted topic
             _check_keys(data, position)
+        if not allow_control and not config.log_append_time:
+            _check_timestamps(data, header, now_ms, config)
         if assign_offsets:
             header = _assign(data, header, expected, leader_epoch, stamp_time)
         elif header.base_offset < expected:
@@ -181,6 +183,32 @@ def _checked_batch(data: bytearray, position: int, max_message_bytes: int, allow
             f"batch at position {position} has the LogAppendTime timestamp type, which producers may not set"
         )
     return header
+
+
+def _check_timestamps(data: bytearray, header: BatchHeader, now_ms: int, config: LogConfig) -> None:
+    """Refuse a client's batch holding a CreateTime timestamp too far before or after ``now_ms``.
+
+    The header's maximum settles the future side; the past side needs the
+    records' own timestamps only when the first one passes and a limit is set.
+    Records without a timestamp (-1) are not checked, as in Kafka.
+    """
+    after, before = config.timestamp_after_max_ms, config.timestamp_before_max_ms
+    if header.max_timestamp != NO_TIMESTAMP and header.max_timestamp - now_ms > after:
+        raise InvalidTimestampError(
+            f"batch at position {header.position}: timestamp {header.max_timestamp} is more than "
+            f"message.timestamp.after.max.ms ({after} ms) ahead of the broker's clock ({now_ms})"
+        )
+    if before == LONG_MAX:
+        return
+    oldest = header.base_timestamp
+    if oldest == NO_TIMESTAMP or now_ms - oldest <= before:
+        stamped = [t for t in decode_batch_columns(data, header.position).timestamps if t != NO_TIMESTAMP]
+        oldest = min(stamped, default=NO_TIMESTAMP)
+    if oldest != NO_TIMESTAMP and now_ms - oldest > before:
+        raise InvalidTimestampError(
+            f"batch at position {header.position}: timestamp {oldest} is more than "
+            f"message.timestamp.before.max.ms ({before} ms) behind the broker's clock ({now_ms})"
+        )
 
 
 COMPACTED_WITHOUT_KEY = "Compacted topic cannot accept message without key."
