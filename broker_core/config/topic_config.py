@@ -248,7 +248,8 @@ _DEFINITIONS = (
         at_least(1),
         ("min.insync.replicas",),
     ),
-    _t("preallocate", BOOLEAN, False, "Preallocate segment files on creation.", None, ("log.preallocate",)),
+    _t("preallocate", BOOLEAN, False, "Reserve a new segment's segment.bytes on disk when it is created.", None,
+       ("log.preallocate",), log_field=True),
     _t(
         "retention.bytes",
         LONG,

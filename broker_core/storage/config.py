@@ -45,6 +45,8 @@ class LogConfig:
     flush_messages: int = LONG_MAX
     flush_ms: int = LONG_MAX
     file_delete_delay_ms: int = 60_000
+    # Reserve a new segment's segment.bytes on disk when it is created (see preallocation.py).
+    preallocate: bool = False
     max_message_bytes: int = 1_048_588
     message_timestamp_type: str = CREATE_TIME
     # How far a CreateTime timestamp may lie from the broker's clock; before/after fall back to difference.
@@ -77,6 +79,8 @@ class LogConfig:
         for name in ("difference", "before", "after"):
             _check_range(f"message.timestamp.{name}.max.ms", getattr(self, f"message_timestamp_{name}_max_ms"),
                          0, LONG_MAX)
+        if not isinstance(self.preallocate, bool):
+            raise LogConfigError("preallocate", self.preallocate, "expected true or false")
         if not isinstance(self.message_downconversion_enable, bool):
             raise LogConfigError("message.downconversion.enable", self.message_downconversion_enable,
                                  "expected true or false")
@@ -102,6 +106,11 @@ class LogConfig:
     def log_append_time(self) -> bool:
         """True when the broker, not the producer, sets batch timestamps."""
         return self.message_timestamp_type == LOG_APPEND_TIME
+
+    @property
+    def preallocate_bytes(self) -> int:
+        """Disk space a new segment reserves when created: segment.bytes with preallocate, else none."""
+        return self.segment_bytes if self.preallocate else 0
 
     @property
     def timestamp_before_max_ms(self) -> int:
@@ -162,7 +171,7 @@ KAFKA_NAMES: Mapping[str, str] = MappingProxyType({f.name.replace("_", "."): f.n
 _STRING_FIELDS = frozenset({"message_timestamp_type", "cleanup_policy", "spate_compaction_planner",
                             "spate_archive_path"})
 _FLOAT_FIELDS = frozenset({"min_cleanable_dirty_ratio"})
-_BOOLEAN_FIELDS = frozenset({"message_downconversion_enable"})
+_BOOLEAN_FIELDS = frozenset({"message_downconversion_enable", "preallocate"})
 
 
 def _coerce(kafka_name: str, field_name: str, value: object) -> object:

@@ -29,6 +29,7 @@ from typing import BinaryIO, Iterator
 
 from broker_core.storage.batch_reader import BatchReader, pread_fully
 from broker_core.storage.open_files import OpenFileCache, SegmentFile
+from broker_core.storage.preallocation import reserve_space
 from broker_core.storage.time_index import TimestampOffset
 from spate.records.batch import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, batch_crc, validate_batch
 from spate.records.errors import CorruptRecordError
@@ -53,11 +54,13 @@ class SegmentRead:
 class FileRecords:
     """The ``.log`` file of one segment (created when absent), opened while in use."""
 
-    def __init__(self, path: Path, open_files: OpenFileCache | None = None) -> None:
+    def __init__(self, path: Path, open_files: OpenFileCache | None = None, preallocate_bytes: int = 0) -> None:
+        """``preallocate_bytes``: disk space a new file reserves up front (``preallocate``), its size unchanged."""
         self._path = path
         # Without the broker's cache (tools, tests) the file is bounded by nothing but tracked all the same.
         self._open_files = open_files = open_files if open_files is not None else OpenFileCache()
         self._file: SegmentFile | None = None
+        self._reserved = False
         try:
             self._size = os.stat(path).st_size
         except FileNotFoundError:
@@ -65,7 +68,14 @@ class FileRecords:
             self._file = SegmentFile(path, "x+")
             self._size = 0
             open_files.touch(self, 1)
+            self._reserved = reserve_space(self._file.fileno(), preallocate_bytes)
         self._closed = False
+
+    def release_reserved(self) -> None:
+        """Give back the reserved space the data did not fill (the segment rolled or closes)."""
+        if self._reserved:
+            os.ftruncate(self._fd, self._size)
+            self._reserved = False
 
     @property
     def _fd(self) -> int:
@@ -257,6 +267,7 @@ class FileRecords:
 
     def close(self) -> None:
         if not self._closed:
+            self.release_reserved()
             self._open_files.forget(self)
             if self._file is not None:
                 self._file.close()

@@ -300,6 +300,7 @@ def _open_segment(
         open_files=open_files,
         present=present,
         lazy=lazy,
+        preallocate_bytes=config.preallocate_bytes,
     )
 
 

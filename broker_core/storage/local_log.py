@@ -256,6 +256,7 @@ class LocalLog(AbortedTxnIndexes, LogRetention, SegmentReplacement, LogFlushPoli
         return LogSegment(
             self._dir, base_offset, index_interval_bytes=config.index_interval_bytes,
             max_index_size=config.segment_index_bytes, created_ms=self._clock(), open_files=self._open_files,
+            preallocate_bytes=config.preallocate_bytes,
         )
 
     # ----------------------------------------------------------------- read

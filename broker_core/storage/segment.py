@@ -64,6 +64,7 @@ class LogSegment(SegmentRecovery, LazySegmentState):
         open_files: OpenFileCache | None = None,
         present: frozenset[FileKind] | None = None,
         lazy: bool = False,
+        preallocate_bytes: int = 0,
     ) -> None:
         """Open (creating when absent) the segment's files; index files are created on first use.
 
@@ -90,7 +91,7 @@ class LogSegment(SegmentRecovery, LazySegmentState):
         self._created_ms = created_ms
         # One cache for the segment's files when none is given (tools, tests): unbounded, and freed with it.
         self._open_files = open_files = open_files if open_files is not None else OpenFileCache()
-        self._log = FileRecords(self._paths.log, open_files)
+        self._log = FileRecords(self._paths.log, open_files, preallocate_bytes)
         if present is None:
             indexes_found = self._paths.index.exists() and self._paths.time_index.exists()
         else:
@@ -237,6 +238,7 @@ class LogSegment(SegmentRecovery, LazySegmentState):
     def on_become_inactive(self) -> None:
         """Record the segment's largest timestamp in the time index and trim both indexes."""
         self._active = False
+        self._log.release_reserved()
         index = self.time_index
         if self._max_timestamp > index.last_entry.timestamp and index.entries < index.max_entries:
             index.activate()

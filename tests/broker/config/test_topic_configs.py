@@ -165,6 +165,7 @@ def test_log_config_kwargs_have_storage_field_names_and_typed_values() -> None:
         "max_message_bytes": 1048588,
         "message_downconversion_enable": True,
         "message_timestamp_type": "CreateTime",
+        "preallocate": False,
         "message_timestamp_difference_max_ms": 2**63 - 1,
         "message_timestamp_before_max_ms": 2**63 - 1,
         "message_timestamp_after_max_ms": 2**63 - 1,

@@ -30,7 +30,8 @@ def test_every_field_has_its_kafka_topic_config_name():
     assert KAFKA_NAMES["spate.archive.path"] == "spate_archive_path"
     assert KAFKA_NAMES["message.downconversion.enable"] == "message_downconversion_enable"
     assert KAFKA_NAMES["message.timestamp.before.max.ms"] == "message_timestamp_before_max_ms"
-    assert len(KAFKA_NAMES) == 22
+    assert KAFKA_NAMES["preallocate"] == "preallocate"
+    assert len(KAFKA_NAMES) == 23
 
 
 def test_from_topic_configs_parses_kafka_named_text_and_ignores_other_names():
