@@ -196,6 +196,8 @@ class Metadata:
                 return False
             self._topics = self._topics | new
             self._need_update = True
+            # A new topic is a new question, not a retry: ask at once, as Kafka's requestUpdateForNewTopics does.
+            self._last_attempt = -math.inf
             return True
 
     def set_topics(self, topics: Iterable[str]) -> None:

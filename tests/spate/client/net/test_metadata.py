@@ -85,6 +85,21 @@ def test_a_requested_refresh_still_respects_the_backoff() -> None:
     assert metadata.time_to_update(10.5) == 0.0
 
 
+def test_a_new_topic_is_asked_about_at_once_but_asking_again_respects_the_backoff() -> None:
+    # A producer's first send to a topic waits for its metadata: the refresh made at start-up must not
+    # hold that question back by a whole backoff (Kafka's requestUpdateForNewTopics).
+    metadata = Metadata(max_age=300.0, refresh_backoff=0.5, clock=lambda: 0.0)
+    metadata.attempted(10.0)
+    metadata.update(snapshot_from_response(response()), 10.1)
+    assert metadata.add_topics(["orders"])
+    assert metadata.time_to_update(10.2) == 0.0
+    metadata.attempted(10.2)
+    metadata.update(snapshot_from_response(response(topic("orders", error=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))),
+                    10.3)
+    assert not metadata.add_topics(["orders"])
+    assert metadata.time_to_update(10.3) == pytest.approx(0.4)
+
+
 def test_wanted_topics_that_are_missing_keep_refreshes_coming() -> None:
     metadata = Metadata(max_age=300.0, refresh_backoff=0.0, clock=lambda: 0.0)
     metadata.add_topics(["t"])
