@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 from kazoo.exceptions import ConnectionLoss
 
+from broker_core.cluster.zk.controller_zk import ControllerZk
 from spate.protocol import ApiKey
 from spate.structs import TopicPartition
 from tests.broker.controller.conftest import WAIT_S, ControllerCluster
@@ -102,6 +104,9 @@ def test_a_topic_created_while_zookeeper_fails_the_controller_gets_a_leader_once
 ):
     cluster.add_broker(1)
     controller = cluster.controller().controller
+    # Once a topic has its leader, the controller's start-up is over: the failure below meets the new topic.
+    cluster.create_topic("settled", {0: (1,)})
+    cluster.wait_for_state(TopicPartition("settled", 0), lambda s: s.leader == 1, "the first topic's leader")
     zk = controller._zk
     read_assignments = zk.topic_assignments
     failures: list[str] = []
@@ -115,6 +120,25 @@ def test_a_topic_created_while_zookeeper_fails_the_controller_gets_a_leader_once
     zk.topic_assignments = failing_once
     cluster.create_topic("unlucky", {0: (1,)})
     cluster.wait_for_state(TopicPartition("unlucky", 0), lambda s: s.leader == 1, "a leader despite the failure")
+    assert failures == ["connection lost"]
+
+
+def test_a_controller_whose_start_meets_a_zookeeper_failure_starts_again(
+    cluster: ControllerCluster, monkeypatch: pytest.MonkeyPatch
+):
+    cluster.create_topic("early", {0: (1,)})
+    read_assignments = ControllerZk.topic_assignments
+    failures: list[str] = []
+
+    def failing_once(self, names, **kwargs):
+        if not failures:
+            failures.append("connection lost")
+            raise ConnectionLoss()
+        return read_assignments(self, names, **kwargs)
+
+    monkeypatch.setattr(ControllerZk, "topic_assignments", failing_once)
+    cluster.add_broker(1)
+    cluster.wait_for_state(TopicPartition("early", 0), lambda s: s.leader == 1, "a leader after the failed start")
     assert failures == ["connection lost"]
 
 
