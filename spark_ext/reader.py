@@ -4,9 +4,10 @@ The driver resolves the partitions and the starting and ending offsets once
 (``startingOffsets`` defaults to earliest, ``endingOffsets`` to latest) and
 plans one input partition per offset range, split further for
 ``minPartitions`` / ``maxRecordsPerPartition``, small ranges sharing one for
-``minRecordsPerPartition``. Each task then reads its range (or ranges) with :func:`~spark_ext.partition_reader.read_range`, with a consumer
-its Python worker kept from an earlier task of the partition when there is
-one (:mod:`spark_ext.consumer_cache`).
+``minRecordsPerPartition``. Each task then reads its range (or ranges) with
+:func:`~spark_ext.partition_reader.read_range`, with a consumer its Python
+worker kept from an earlier task of the partition when there is one
+(:mod:`spark_ext.consumer_cache`).
 """
 
 from __future__ import annotations
@@ -81,10 +82,9 @@ def input_partitions(ranges: list[OffsetRange], options: SourceOptions,
         ensure_served(metrics.host, metrics.port)
     if isinstance(offsets, ArchiveOffsetReader):
         return archive_partitions(pieces, offsets, lambda r: OffsetRangePartition(r, metrics))
-    if options.min_partitions is not None:
-        return [OffsetRangePartition(r, metrics) for r in pieces]
-    groups = coalesce_ranges(pieces, min_records=options.min_records_per_partition,
-                             max_records=options.max_records_per_partition)
+    # A range of one offset or more is never packed with another: minPartitions keeps every piece apart.
+    min_records = 1 if options.min_partitions is not None else options.min_records_per_partition
+    groups = coalesce_ranges(pieces, min_records=min_records, max_records=options.max_records_per_partition)
     return [OffsetRangePartition(g[0], metrics) if len(g) == 1
             else OffsetRangesPartition([OffsetRangePartition(r, metrics) for r in g]) for g in groups]
 

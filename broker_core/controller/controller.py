@@ -52,12 +52,11 @@ _STOP = object()
 UNCLEAN_ELECTION = "unclean.leader.election.enable"
 # Events whose handlers read what they act on from ZooKeeper: after a ZooKeeper failure they are simply handled
 # again, since the watch that queued them has already fired and will not fire for the same change twice.
-# Events handled again after a ZooKeeper failure. Startup is one: it reads the cluster's state and
-# builds on what it read, so running it again recovers a controller whose first start met a blip
-# (Kafka resigns and runs the whole failover again instead).
+# Startup is one too, so a controller whose start met a blip is not left half started (Kafka resigns and runs
+# the whole failover again instead).
 REREAD_AFTER_ZK_FAILURE = (
-    ev.Startup, ev.BrokerChange, ev.TopicChange, ev.PartitionModifications, ev.TopicDeletion, ev.IsrChangeNotification,
-    ev.PartitionReassignment, ev.PreferredReplicaElection, ev.LogDirEventNotification,
+    ev.Startup, ev.BrokerChange, ev.TopicChange, ev.PartitionModifications, ev.TopicDeletion,
+    ev.IsrChangeNotification, ev.PartitionReassignment, ev.PreferredReplicaElection, ev.LogDirEventNotification,
 )
 ZK_RETRY_BACKOFF_S = 1.0
 

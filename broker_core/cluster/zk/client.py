@@ -253,16 +253,20 @@ class ZkSession:
             window = max(1, self.config.max_in_flight_requests)
             pending: deque[tuple[str, Any]] = deque()
             found: dict[str, tuple[bytes, ZnodeStat] | None] = {}
-            for path in [*paths, None]:
-                # Past zookeeper.max.in.flight.requests, the oldest answer is awaited before the next is sent.
-                while pending and (path is None or len(pending) >= window):
-                    waited, result = pending.popleft()
-                    try:
-                        found[waited] = self._wait(result)
-                    except NoNodeError:
-                        found[waited] = None
-                if path is not None:
-                    pending.append((path, self._client.get_async(path)))
+
+            def take_oldest() -> None:
+                path, result = pending.popleft()
+                try:
+                    found[path] = self._wait(result)
+                except NoNodeError:
+                    found[path] = None
+
+            for path in paths:
+                if len(pending) >= window:  # zookeeper.max.in.flight.requests: the oldest answer first
+                    take_oldest()
+                pending.append((path, self._client.get_async(path)))
+            while pending:
+                take_oldest()
             return found
 
         return self.retry(read_all)

@@ -45,12 +45,18 @@ def test_a_restart_after_clean_shutdown_restores_every_log_and_its_offsets(tmp_p
         assert not (d / ".kafka_cleanshutdown").exists()
 
 
-def test_checkpoints_list_every_log_of_their_dir(tmp_path: Path, clock: FakeClock):
+def flushed_orders_starting_at_2(tmp_path: Path, clock: FakeClock) -> LogManager:
+    """A manager with one log, orders-0: 6 offsets flushed, its start moved to offset 2."""
     mgr = manager([tmp_path], clock)
     log = mgr.get_or_create_log("orders", 0)
     append_batches(log, 3)
     log.flush()
     log.delete_records_before(2)
+    return mgr
+
+
+def test_checkpoints_list_every_log_of_their_dir(tmp_path: Path, clock: FakeClock):
+    mgr = flushed_orders_starting_at_2(tmp_path, clock)
     mgr.checkpoint()
     assert OffsetCheckpointFile(tmp_path / "recovery-point-offset-checkpoint").read() == {TopicPartition("orders", 0): 6}
     assert OffsetCheckpointFile(tmp_path / "log-start-offset-checkpoint").read() == {TopicPartition("orders", 0): 2}
@@ -59,11 +65,7 @@ def test_checkpoints_list_every_log_of_their_dir(tmp_path: Path, clock: FakeCloc
 def test_recovery_points_and_log_start_offsets_can_be_checkpointed_apart(tmp_path: Path, clock: FakeClock):
     # Each file has its own interval: log.flush.offset.checkpoint.interval.ms and
     # log.flush.start.offset.checkpoint.interval.ms.
-    mgr = manager([tmp_path], clock)
-    log = mgr.get_or_create_log("orders", 0)
-    append_batches(log, 3)
-    log.flush()
-    log.delete_records_before(2)
+    mgr = flushed_orders_starting_at_2(tmp_path, clock)
     recovery_points = tmp_path / "recovery-point-offset-checkpoint"
     log_starts = tmp_path / "log-start-offset-checkpoint"
     recovery_points.unlink(missing_ok=True)
